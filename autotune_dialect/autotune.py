@@ -1,0 +1,451 @@
+"""The `autotune` dialect: groups of kernel variants chosen among at run time.
+
+```mlir
+autotune.group @matmul variants([@matmul_32x32, @matmul_64x64]) {policy = "online"}
+```
+
+A group sits beside its variants: inside a `hal.executable.source` (variants are its
+`hal.executable.export`s), inside a `flow.executable` (its `flow.executable.export`s), or
+at module level (variants are `util.func` / `func.func` of one function type). It is
+dispatched like one export (`flow.dispatch @exe::@matmul[...](...)`) or called like one
+function (`util.call @matmul(...)`). docs/dialect.md describes every attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolNameConstraint,
+    SymbolRefAttr,
+    TensorType,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation
+from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from autotune_dialect import flow, hal, util
+
+POLICIES = ("online", "explicit", "init", "static")
+"""Selection policies; `online` is the default."""
+
+_INT_PARAMS = ("warmup", "min_samples", "max_samples")
+_FLOAT_PARAMS = ("confidence", "tolerance")
+_SYMBOL_PARAMS = ("choice", "reference")
+PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workloads")
+"""Every attribute a group accepts besides its name and variants."""
+
+
+def symbol_name(op: Operation) -> str | None:
+    """The `sym_name` of an op, or None."""
+    name = op.properties.get("sym_name") or op.attributes.get("sym_name")
+    return name.data if isinstance(name, StringAttr) else None
+
+
+@dataclass(frozen=True)
+class VariantKind:
+    """What a group's variants must be, given where the group sits."""
+
+    container: str
+    ops: tuple[type[Operation], ...]
+    description: str
+
+
+def _variant_kind(parent: Operation | None) -> VariantKind | None:
+    if isinstance(parent, hal.ExecutableSourceOp):
+        return VariantKind("hal.executable.source", (hal.ExecutableExportOp,), "export")
+    if isinstance(parent, flow.ExecutableOp):
+        return VariantKind("flow.executable", (flow.ExecutableExportOp,), "export")
+    if isinstance(parent, ModuleOp):
+        return VariantKind("module", (util.FuncOp, func.FuncOp), "function")
+    return None
+
+
+def function_type_of(op: Operation) -> FunctionType:
+    """The function type of a `util.func` or `func.func`."""
+    assert isinstance(op, util.FuncOp | func.FuncOp)
+    return op.function_type
+
+
+@irdl_op_definition
+class GroupOp(IRDLOperation):
+    """`autotune.group @name variants([@v1, @v2, ...]) {policy = "...", ...}`.
+
+    A named set of interchangeable variants of one kernel; dispatching or calling the
+    group runs the variant that the selection policy picks.
+    """
+
+    name = "autotune.group"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    variants = prop_def(ArrayAttr[SymbolRefAttr])
+    policy = opt_prop_def(StringAttr)
+    choice = opt_prop_def(SymbolRefAttr)
+    reference = opt_prop_def(SymbolRefAttr)
+    warmup = opt_prop_def(IntegerAttr)
+    min_samples = opt_prop_def(IntegerAttr)
+    max_samples = opt_prop_def(IntegerAttr)
+    confidence = opt_prop_def(FloatAttr)
+    tolerance = opt_prop_def(FloatAttr)
+    workloads = opt_prop_def(ArrayAttr)
+
+    traits = traits_def(SymbolOpInterface())
+
+    def __init__(
+        self,
+        sym_name: str,
+        variants: Sequence[str],
+        *,
+        policy: str | None = None,
+        choice: str | None = None,
+        reference: str | None = None,
+        warmup: int | None = None,
+        min_samples: int | None = None,
+        max_samples: int | None = None,
+        confidence: float | None = None,
+        tolerance: float | None = None,
+        workloads: Sequence[Sequence[int]] | None = None,
+    ):
+        def sym(name: str | None) -> SymbolRefAttr | None:
+            return None if name is None else SymbolRefAttr(name)
+
+        def integer(value: int | None) -> IntegerAttr | None:
+            return None if value is None else IntegerAttr(value, i64)
+
+        def real(value: float | None) -> FloatAttr | None:
+            return None if value is None else FloatAttr(value, f64)
+
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(sym_name),
+                "variants": ArrayAttr([SymbolRefAttr(v) for v in variants]),
+                "policy": None if policy is None else StringAttr(policy),
+                "choice": sym(choice),
+                "reference": sym(reference),
+                "warmup": integer(warmup),
+                "min_samples": integer(min_samples),
+                "max_samples": integer(max_samples),
+                "confidence": real(confidence),
+                "tolerance": real(tolerance),
+                "workloads": None
+                if workloads is None
+                else ArrayAttr([ArrayAttr([IntegerAttr(w, i64) for w in s]) for s in workloads]),
+            }
+        )
+
+    # --- accessors -------------------------------------------------------------------
+
+    @property
+    def variant_names(self) -> list[str]:
+        return [v.root_reference.data for v in self.variants.data]
+
+    @property
+    def group_name(self) -> str:
+        return self.sym_name.data
+
+    def policy_or(self, default: str) -> str:
+        """The group's policy, or `default` when the group names none."""
+        return default if self.policy is None else self.policy.data
+
+    def int_param(self, key: str) -> int | None:
+        attr = self.properties.get(key)
+        return None if attr is None else attr.value.data  # type: ignore[union-attr]
+
+    def float_param(self, key: str) -> float | None:
+        attr = self.properties.get(key)
+        return None if attr is None else attr.value.data  # type: ignore[union-attr]
+
+    def sample_workloads(self) -> list[list[int]]:
+        if self.workloads is None:
+            return []
+        return [[w.value.data for w in s.data] for s in self.workloads.data]  # type: ignore
+
+    def siblings(self) -> dict[str, Operation]:
+        """Symbols defined beside the group, by name (the group itself excluded)."""
+        block = self.parent_block()
+        if block is None:
+            return {}
+        out: dict[str, Operation] = {}
+        for op in block.ops:
+            name = symbol_name(op)
+            if op is not self and name is not None:
+                out.setdefault(name, op)
+        return out
+
+    def resolve_variants(self) -> list[Operation]:
+        """The variant ops, in the group's order (verify first)."""
+        siblings = self.siblings()
+        return [siblings[name] for name in self.variant_names]
+
+    # --- verification ---------------------------------------------------------------
+
+    def verify_(self) -> None:
+        names = self.variant_names
+        if not names:
+            raise VerifyException(f"group @{self.group_name} must name at least one variant")
+        for variant in self.variants.data:
+            if variant.nested_references.data:
+                raise VerifyException(
+                    f"variant {variant} must be a flat symbol (@name) beside the group"
+                )
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise VerifyException(f"variant @{name} is listed more than once")
+            seen.add(name)
+        self._verify_parameters()
+        parent = self.parent_op()
+        kind = _variant_kind(parent)
+        if kind is None:
+            where = "nothing" if parent is None else f"'{parent.name}'"
+            raise VerifyException(
+                "expects to be inside a hal.executable.source, a flow.executable or a "
+                f"module, not {where}"
+            )
+        siblings = self.siblings()
+        if self.group_name in siblings:
+            other = siblings[self.group_name]
+            raise VerifyException(
+                f"group name @{self.group_name} collides with the '{other.name}' of the same "
+                "name"
+            )
+        variants: list[Operation] = []
+        for name in names:
+            op = siblings.get(name)
+            if op is None:
+                raise VerifyException(f"variant @{name} not found in the enclosing {kind.container}")
+            if not isinstance(op, kind.ops):
+                raise VerifyException(
+                    f"variant @{name} is a '{op.name}', expected "
+                    + " or ".join(f"'{t.name}'" for t in kind.ops)
+                )
+            variants.append(op)
+        self._verify_variants_agree(variants)
+
+    def _verify_parameters(self) -> None:
+        if self.policy is not None and self.policy.data not in POLICIES:
+            raise VerifyException(
+                f"unknown policy \"{self.policy.data}\"; expected one of "
+                + ", ".join(f'"{p}"' for p in POLICIES)
+            )
+        for key in _SYMBOL_PARAMS:
+            ref = self.properties.get(key)
+            if ref is not None and ref.root_reference.data not in self.variant_names:  # type: ignore
+                raise VerifyException(f"{key} {ref} is not one of the group's variants")
+        if self.choice is not None and self.policy_or("static") != "static":
+            raise VerifyException("choice is only meaningful with policy \"static\"")
+        values = {key: self.int_param(key) for key in _INT_PARAMS}
+        if values["warmup"] is not None and values["warmup"] < 0:
+            raise VerifyException("warmup must be >= 0")
+        for key in ("min_samples", "max_samples"):
+            if values[key] is not None and values[key] < 1:
+                raise VerifyException(f"{key} must be >= 1")
+        lo, hi = values["min_samples"], values["max_samples"]
+        if lo is not None and hi is not None and lo > hi:
+            raise VerifyException(f"min_samples ({lo}) must not exceed max_samples ({hi})")
+        confidence = self.float_param("confidence")
+        if confidence is not None and not 0.0 < confidence < 1.0:
+            raise VerifyException("confidence must be between 0 and 1 (exclusive)")
+        tolerance = self.float_param("tolerance")
+        if tolerance is not None and tolerance < 0.0:
+            raise VerifyException("tolerance must be >= 0")
+        if self.workloads is not None:
+            sizes = set()
+            for sample in self.workloads.data:
+                if not isinstance(sample, ArrayAttr) or not all(
+                    isinstance(w, IntegerAttr) and w.value.data > 0 for w in sample.data
+                ):
+                    raise VerifyException(
+                        "workloads must be a list of lists of positive integers"
+                    )
+                sizes.add(len(sample.data))
+            if len(sizes) > 1:
+                raise VerifyException("every sample workload must have the same length")
+
+    def _verify_variants_agree(self, variants: list[Operation]) -> None:
+        first = variants[0]
+        first_name = symbol_name(first)
+        if isinstance(first, hal.ExecutableExportOp):
+            for op in variants[1:]:
+                assert isinstance(op, hal.ExecutableExportOp)
+                if op.layout != first.layout:
+                    raise VerifyException(
+                        f"variant @{symbol_name(op)} has a different layout than "
+                        f"@{first_name}; all variants must have the same layout"
+                    )
+        if isinstance(first, hal.ExecutableExportOp | flow.ExecutableExportOp):
+            arities = {symbol_name(op): op.workload_arity for op in variants}  # type: ignore
+            known = {n: a for n, a in arities.items() if a is not None}
+            if len(set(known.values())) > 1:
+                detail = ", ".join(f"@{n}: {a}" for n, a in known.items())
+                raise VerifyException(
+                    f"variants take different workload counts ({detail})"
+                )
+            samples = self.sample_workloads()
+            if samples and known and len(samples[0]) != next(iter(known.values())):
+                raise VerifyException(
+                    f"sample workloads have {len(samples[0])} values but the variants take "
+                    f"{next(iter(known.values()))}"
+                )
+        else:
+            expected = function_type_of(first)
+            for op in variants[1:]:
+                if function_type_of(op) != expected:
+                    raise VerifyException(
+                        f"variant @{symbol_name(op)} has type {function_type_of(op)}, "
+                        f"but @{first_name} has type {expected}; all variants must have "
+                        "the same function type"
+                    )
+
+    def verify_dispatch(self, dispatch: flow.DispatchOp) -> None:
+        """Check that a `flow.dispatch` of this group fits its variants' interface."""
+        variants = self.resolve_variants_or_none()
+        if variants is None:
+            return
+        if not isinstance(variants[0], hal.ExecutableExportOp | flow.ExecutableExportOp):
+            raise VerifyException(
+                f"@{self.group_name} is a group of functions; call it with util.call"
+            )
+        first = variants[0]
+        arity = first.workload_arity
+        if arity is not None and arity != len(dispatch.workload):
+            raise VerifyException(
+                f"dispatch of group @{self.group_name} passes {len(dispatch.workload)} "
+                f"workload values but its variants take {arity}"
+            )
+        untied_results = sum(1 for t in dispatch.tied_operand_indices() if t < 0)
+        tensors = sum(1 for a in dispatch.arguments if isinstance(a.type, TensorType))
+        scalars = len(dispatch.arguments) - tensors
+        if isinstance(first, hal.ExecutableExportOp):
+            bindings = len(first.layout.bindings)
+            if tensors + untied_results != bindings:
+                raise VerifyException(
+                    f"dispatch of group @{self.group_name} binds {tensors + untied_results} "
+                    f"buffers ({tensors} operands, {untied_results} results) but the "
+                    f"variants' layout has {bindings} bindings"
+                )
+            constants = first.layout.constants.data
+            if scalars != constants:
+                raise VerifyException(
+                    f"dispatch of group @{self.group_name} passes {scalars} push constants "
+                    f"but the variants' layout has {constants}"
+                )
+            return
+        module = first.parent_op()
+        kernel = module.kernel_module() if isinstance(module, flow.ExecutableOp) else None
+        expected = None if kernel is None else kernel.function_arity(first.kernel_name)
+        given = len(dispatch.arguments) + untied_results
+        if expected is not None and expected != given:
+            raise VerifyException(
+                f"dispatch of group @{self.group_name} passes {given} kernel arguments "
+                f"({len(dispatch.arguments)} operands, {untied_results} results) but "
+                f"@{first.kernel_name} takes {expected}"
+            )
+
+    def verify_call(self, call: util.CallOp | func.CallOp) -> None:
+        """Check that a call of this group has its variants' function type."""
+        variants = self.resolve_variants_or_none()
+        if variants is None:
+            return
+        if not isinstance(variants[0], util.FuncOp | func.FuncOp):
+            raise VerifyException(
+                f"@{self.group_name} is a group of exports; dispatch it with flow.dispatch"
+            )
+        expected = function_type_of(variants[0])
+        given = FunctionType.from_lists(
+            [a.type for a in call.arguments], [r.type for r in call.results]
+        )
+        if given != expected:
+            raise VerifyException(
+                f"call of group @{self.group_name} has type {given}, but its variants have "
+                f"type {expected}"
+            )
+
+    def resolve_variants_or_none(self) -> list[Operation] | None:
+        siblings = self.siblings()
+        ops = [siblings.get(name) for name in self.variant_names]
+        if not ops or any(op is None for op in ops):
+            return None  # reported by the group's own verifier
+        return ops  # type: ignore[return-value]
+
+    # --- syntax ---------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GroupOp:
+        name = parser.parse_symbol_name()
+        parser.parse_keyword("variants")
+        parser.parse_punctuation("(")
+        pos = parser.pos
+        variants = parser.parse_attribute()
+        if not isinstance(variants, ArrayAttr) or not all(
+            isinstance(v, SymbolRefAttr) for v in variants.data
+        ):
+            parser.raise_error("expected a list of variant symbols: [@a, @b, ...]", pos)
+        parser.parse_punctuation(")")
+        pos = parser.pos
+        params = parser.parse_optional_attr_dict()
+        for key in params:
+            if key not in PARAMETERS:
+                parser.raise_error(
+                    f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}",
+                    pos,
+                )
+        expected_kinds = {
+            "policy": StringAttr,
+            "choice": SymbolRefAttr,
+            "reference": SymbolRefAttr,
+            "workloads": ArrayAttr,
+            **{k: IntegerAttr for k in _INT_PARAMS},
+            **{k: FloatAttr for k in _FLOAT_PARAMS},
+        }
+        for key, value in params.items():
+            want = expected_kinds[key]
+            if want is FloatAttr and isinstance(value, IntegerAttr):
+                params[key] = FloatAttr(float(value.value.data), f64)
+            elif not isinstance(value, want):
+                parser.raise_error(f"group attribute '{key}' expects {_DESCRIBE[want]}", pos)
+        op = cls(name.data, [])
+        op.properties["variants"] = variants
+        op.properties.update(params)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.group_name)
+        printer.print_string(" variants(")
+        printer.print_attribute(self.variants)
+        printer.print_string(")")
+        params = {k: self.properties[k] for k in PARAMETERS if k in self.properties}
+        if params:
+            printer.print_string(" ")
+            printer.print_attr_dict(params)
+
+    # --- notebooks ------------------------------------------------------------------
+
+    def _repr_markdown_(self) -> str:
+        return f"```mlir\n{self}\n```"
+
+
+_DESCRIBE: dict[type[Attribute], str] = {
+    StringAttr: 'a string (e.g. "online")',
+    SymbolRefAttr: "a variant symbol (e.g. @v1)",
+    ArrayAttr: "a list of lists of integers (e.g. [[128, 128]])",
+    IntegerAttr: "an integer",
+    FloatAttr: "a number",
+}
+
+
+Autotune = Dialect("autotune", [GroupOp], [])

@@ -1,0 +1,156 @@
+"""Pieces of IREE's custom assembly shared by the interop ops."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+
+def parse_region_with_signature(
+    parser: Parser, single_result_unparenthesized: bool = True
+) -> tuple[Region, list[Attribute]]:
+    """Parse `(%a: T, ...) -> (R, ...) { body }` (also `-> R { body }`)."""
+    args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_argument)
+    parser.parse_punctuation("->")
+    if parser._current_token.kind == MLIRTokenKind.L_PAREN:
+        results = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+    elif single_result_unparenthesized:
+        results = [parser.parse_type()]
+    else:
+        parser.raise_error("expected '(' before result types")
+    region = parser.parse_region(args)
+    return region, results
+
+
+def print_region_with_signature(
+    printer: Printer, region: Region, results: Sequence[Attribute]
+) -> None:
+    """Print `(%a: T, ...) -> (R, ...) { body }` with the entry block's arguments."""
+    block = region.block
+    printer.print_string("(")
+    printer.print_list(block.args, printer.print_block_argument)
+    printer.print_string(") -> ")
+    if len(results) == 1:
+        printer.print_attribute(results[0])
+    else:
+        printer.print_string("(")
+        printer.print_list(results, printer.print_attribute)
+        printer.print_string(")")
+    printer.print_string(" ")
+    printer.print_region(region, print_entry_block_args=False)
+
+
+def region_results(region: Region) -> list[Attribute]:
+    """Types returned by the terminator of a region's entry block."""
+    last = region.block.last_op
+    return [] if last is None else [v.type for v in last.operands]
+
+
+def parse_property_dict(
+    parser: Parser, index_keys: Sequence[str] = ()
+) -> dict[str, Attribute]:
+    """Parse `<{k = v, ...}>` or IREE's stripped `<k = v, ...>`, if present.
+
+    In the stripped form integers of `index_keys` carry no type and mean `index`.
+    """
+    if parser._current_token.kind != MLIRTokenKind.LESS:
+        return {}
+    parser.parse_punctuation("<")
+    props: dict[str, Attribute] = {}
+    if parser._current_token.kind == MLIRTokenKind.L_BRACE:
+        props = dict(parser.parse_optional_dictionary_attr_dict())
+        parser.parse_punctuation(">")
+        return props
+
+    def entry() -> None:
+        key = parser.parse_identifier("property name")
+        parser.parse_punctuation("=")
+        if key in index_keys and parser._current_token.kind == MLIRTokenKind.INTEGER_LIT:
+            props[key] = IntegerAttr(parser.parse_integer(), IndexType())
+        else:
+            props[key] = parser.parse_attribute()
+
+    parser.parse_comma_separated_list(parser.Delimiter.NONE, entry)
+    parser.parse_punctuation(">")
+    return props
+
+
+def print_property_dict(printer: Printer, props: Mapping[str, Attribute]) -> None:
+    """Print ` <{k = v, ...}>` (nothing when empty)."""
+    if not props:
+        return
+    printer.print_string(" <")
+    printer.print_attr_dict(props)
+    printer.print_string(">")
+
+
+def print_attributes_keyword(printer: Printer, attrs: Mapping[str, Attribute]) -> None:
+    """Print ` attributes {..}` (nothing when empty)."""
+    if attrs:
+        printer.print_string(" attributes ")
+        printer.print_attr_dict(attrs)
+
+
+def parse_attributes_keyword(parser: Parser) -> dict[str, Attribute]:
+    """Parse an optional `attributes {..}`."""
+    attrs = parser.parse_optional_attr_dict_with_keyword()
+    return {} if attrs is None else dict(attrs.data)
+
+
+def parse_flags(parser: Parser) -> StringAttr:
+    """Parse `flags("None")` (IREE bit-enum flags written as a string)."""
+    parser.parse_keyword("flags")
+    parser.parse_punctuation("(")
+    flags = parser.parse_optional_str_literal()
+    if flags is None:
+        flags = parser.parse_identifier("flags")
+    parser.parse_punctuation(")")
+    return StringAttr(flags)
+
+
+def print_flags(printer: Printer, flags: StringAttr) -> None:
+    printer.print_string(f' flags("{flags.data}")')
+
+
+def print_operand_list(printer: Printer, values: Sequence[SSAValue]) -> None:
+    printer.print_list(values, printer.print_operand)
+
+
+def print_type_list(printer: Printer, values: Sequence[SSAValue | Attribute]) -> None:
+    printer.print_list(
+        values, lambda v: printer.print_attribute(v.type if isinstance(v, SSAValue) else v)
+    )
+
+
+def parse_operands_with_types(parser: Parser) -> list[SSAValue]:
+    """Parse `%a, %b : T1, T2` (an empty list when no operand follows)."""
+    if parser._current_token.kind != MLIRTokenKind.PERCENT_IDENT:
+        return []
+    pos = parser.pos
+    operands = parser.parse_comma_separated_list(
+        parser.Delimiter.NONE, parser.parse_unresolved_operand
+    )
+    parser.parse_punctuation(":")
+    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+    return list(parser.resolve_operands(operands, types, pos))
+
+
+def print_operands_with_types(printer: Printer, values: Sequence[SSAValue]) -> None:
+    if values:
+        printer.print_string(" ")
+        print_operand_list(printer, values)
+        printer.print_string(" : ")
+        print_type_list(printer, values)
+
+
+def empty_region() -> Region:
+    return Region()
+
+
+def single_block_region(block: Block | None = None) -> Region:
+    return Region(block or Block())
