@@ -50,6 +50,7 @@ from autotune_dialect.iree_attrs import (
     PipelineLayoutAttr,
     device_type,
     fence_type,
+    opaque_class,
     opaque_classes,
 )
 from autotune_dialect.passthrough import parse_executable_body, print_executable_body
@@ -67,6 +68,8 @@ from autotune_dialect.syntax import (
     print_region_with_signature,
     region_results,
 )
+
+ExecutableObjectsAttr = opaque_class("hal.executable.objects", False)
 
 _SOURCE_PROPS = ("sym_name", "sym_visibility", "objects")
 _EXPORT_PROPS = (
@@ -119,7 +122,7 @@ class ExecutableSourceOp(IRDLOperation):
     def parse(cls, parser: Parser) -> ExecutableSourceOp:
         visibility = parser.parse_optional_visibility_keyword()
         name = parser.parse_symbol_name()
-        props = parse_property_dict(parser)
+        props = parse_property_dict(parser, stripped={"objects": ExecutableObjectsAttr})
         attrs = parse_attributes_keyword(parser)
         body = parse_executable_body(parser)
         op = cls(name.data, body, props.pop("objects", None), None)
@@ -151,7 +154,7 @@ class ExecutableExportOp(IRDLOperation):
 
     sym_name = prop_def(SymbolNameConstraint())
     sym_visibility = opt_prop_def(StringAttr)
-    ordinal = prop_def(IntegerAttr)
+    ordinal = opt_prop_def(IntegerAttr)
     layout = prop_def(PipelineLayoutAttr)
     condition_fallback = opt_prop_def(SymbolRefAttr)
     workgroup_size = opt_prop_def(ArrayAttr)
@@ -165,7 +168,7 @@ class ExecutableExportOp(IRDLOperation):
     def __init__(
         self,
         sym_name: str,
-        ordinal: int,
+        ordinal: int | None,
         layout: PipelineLayoutAttr,
         workgroup_count: Region | None = None,
         condition: Region | None = None,
@@ -175,7 +178,7 @@ class ExecutableExportOp(IRDLOperation):
         props: dict[str, Attribute | None] = {
             "sym_name": StringAttr(sym_name),
             "sym_visibility": StringAttr(visibility),
-            "ordinal": IntegerAttr(ordinal, IndexType()),
+            "ordinal": None if ordinal is None else IntegerAttr(ordinal, IndexType()),
             "layout": layout,
         }
         props.update(properties or {})
@@ -214,10 +217,11 @@ class ExecutableExportOp(IRDLOperation):
     def parse(cls, parser: Parser) -> ExecutableExportOp:
         visibility = parser.parse_optional_visibility_keyword() or StringAttr("public")
         name = parser.parse_symbol_name()
-        parser.parse_keyword("ordinal")
-        parser.parse_punctuation("(")
-        ordinal = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        parser.parse_punctuation(")")
+        ordinal = None
+        if parser.parse_optional_keyword("ordinal") is not None:
+            parser.parse_punctuation("(")
+            ordinal = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            parser.parse_punctuation(")")
         parser.parse_keyword("layout")
         parser.parse_punctuation("(")
         pos = parser.pos
@@ -248,7 +252,9 @@ class ExecutableExportOp(IRDLOperation):
             printer.print_string(f" {self.sym_visibility.data}")
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        printer.print_string(f" ordinal({self.ordinal.value.data}) layout(")
+        if self.ordinal is not None:
+            printer.print_string(f" ordinal({self.ordinal.value.data})")
+        printer.print_string(" layout(")
         printer.print_attribute(self.layout)
         printer.print_string(")")
         if self.condition.blocks:
@@ -299,17 +305,14 @@ class DevicesGetOp(IRDLOperation):
     index = operand_def(IndexType)
     result = result_def()
 
-    def __init__(self, index: SSAValue):
-        super().__init__(operands=[index], result_types=[device_type()])
+    def __init__(self, index: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[index], result_types=[result_type or device_type()])
 
     @classmethod
     def parse(cls, parser: Parser) -> DevicesGetOp:
         index = parser.parse_operand()
         parser.parse_punctuation(":")
-        result_type = parser.parse_type()
-        op = cls(index)
-        op.result.type = result_type
-        return op
+        return cls(index, parser.parse_type())
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -424,27 +427,20 @@ class TensorBarrierOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> TensorBarrierOp:
         parser.parse_keyword("join")
-
-        def source() -> SSAValue:
-            operand = parser.parse_unresolved_operand()
-            parser.parse_punctuation(":")
-            return parser.resolve_operand(operand, parser.parse_type())
-
-        sources = parser.parse_comma_separated_list(parser.Delimiter.PAREN, source)
-        parser.parse_punctuation("=>")
+        parser.parse_punctuation("(")
+        sources = parse_operands_with_types(parser)
+        parser.parse_punctuation(")")
+        parser.parse_punctuation("=")
+        parser.parse_punctuation(">")
         fence = parser.parse_unresolved_operand()
         parser.parse_punctuation(":")
         return cls(sources, parser.resolve_operand(fence, parser.parse_type()))
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" join(")
-
-        def source(value: SSAValue) -> None:
-            printer.print_operand(value)
-            printer.print_string(" : ")
-            printer.print_attribute(value.type)
-
-        printer.print_list(self.sources, source)
+        print_operand_list(printer, self.sources)
+        printer.print_string(" : ")
+        printer.print_list(self.sources, lambda v: printer.print_attribute(v.type))
         printer.print_string(") => ")
         printer.print_operand(self.signal_fence)
         printer.print_string(" : ")

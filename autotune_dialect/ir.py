@@ -21,6 +21,7 @@ from autotune_dialect.flow import Flow
 from autotune_dialect.hal import HAL
 from autotune_dialect.iree_attrs import opaque_classes
 from autotune_dialect.passthrough import Passthrough
+from autotune_dialect.tensor_ext import TensorExt
 from autotune_dialect.util import Util
 
 # IREE dialects whose attributes and types can appear outside kernels; the project
@@ -30,7 +31,6 @@ _ATTRIBUTE_ONLY = (
     "iree_cpu",
     "iree_gpu",
     "iree_encoding",
-    "iree_tensor_ext",
     "iree_linalg_ext",
     "iree_vector_ext",
     "stream",
@@ -49,6 +49,7 @@ def project_dialects() -> dict[str, Callable[[], Dialect]]:
         "flow": lambda: Flow,
         "util": lambda: Util,
         "passthrough": lambda: Passthrough,
+        "iree_tensor_ext": lambda: TensorExt,
     }
     for name in _ATTRIBUTE_ONLY:
         loaders[name] = lambda name=name: _attribute_only_dialect(name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, ParametrizedAttribute, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.mlir_lexer import MLIRTokenKind
@@ -52,12 +52,16 @@ def region_results(region: Region) -> list[Attribute]:
 
 
 def parse_property_dict(
-    parser: Parser, index_keys: Sequence[str] = ()
+    parser: Parser,
+    index_keys: Sequence[str] = (),
+    stripped: Mapping[str, type[ParametrizedAttribute]] | None = None,
 ) -> dict[str, Attribute]:
     """Parse `<{k = v, ...}>` or IREE's stripped `<k = v, ...>`, if present.
 
-    In the stripped form integers of `index_keys` carry no type and mean `index`.
+    In the stripped form integers of `index_keys` carry no type and mean `index`, and
+    values of `stripped` keys may omit their `#dialect.name` prefix.
     """
+    stripped = stripped or {}
     if parser._current_token.kind != MLIRTokenKind.LESS:
         return {}
     parser.parse_punctuation("<")
@@ -70,8 +74,12 @@ def parse_property_dict(
     def entry() -> None:
         key = parser.parse_identifier("property name")
         parser.parse_punctuation("=")
-        if key in index_keys and parser._current_token.kind == MLIRTokenKind.INTEGER_LIT:
+        kind = parser._current_token.kind
+        if key in index_keys and kind == MLIRTokenKind.INTEGER_LIT:
             props[key] = IntegerAttr(parser.parse_integer(), IndexType())
+        elif key in stripped and kind == MLIRTokenKind.LESS:
+            attr_class = stripped[key]
+            props[key] = attr_class.new(attr_class.parse_parameters(parser))
         else:
             props[key] = parser.parse_attribute()
 

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     DictionaryAttr,
     FlatSymbolRefAttrConstr,
     FunctionType,
@@ -53,7 +55,9 @@ from autotune_dialect.syntax import (
 
 def _type_of_initial_value(value: Attribute) -> Attribute | None:
     if isinstance(value, TypedAttribute):
-        return value.get_type_of_attr()  # type: ignore[no-any-return]
+        return value.get_type()
+    if isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
+        return value.type
     if isinstance(value, IREEOpaqueAttr) and not isinstance(value.trailing_type, NoneAttr):
         return value.trailing_type
     return None
@@ -98,7 +102,7 @@ class GlobalOp(IRDLOperation):
         mutable = parser.parse_optional_keyword("mutable") is not None
         name = parser.parse_symbol_name()
         props = parse_property_dict(parser)
-        attrs = parse_attributes_keyword(parser)
+        attrs = parser.parse_optional_attr_dict()
         initial_value = None
         type_ = None
         if parser.parse_optional_punctuation("=") is not None:
@@ -112,6 +116,8 @@ class GlobalOp(IRDLOperation):
         else:
             parser.parse_punctuation(":")
             type_ = parser.parse_type()
+            if parser.parse_optional_punctuation("=") is not None:
+                initial_value = parser.parse_attribute()
         op = cls(name.data, type_, initial_value, mutable, "private")
         op.sym_visibility = visibility
         op.properties.update(props)
@@ -131,7 +137,9 @@ class GlobalOp(IRDLOperation):
             if k not in ("sym_name", "sym_visibility", "type", "is_mutable", "initial_value")
         }
         print_property_dict(printer, extra)
-        print_attributes_keyword(printer, self.attributes)
+        if self.attributes:
+            printer.print_string(" ")
+            printer.print_attr_dict(self.attributes)
         if self.initial_value is not None:
             printer.print_string(" = ")
             printer.print_attribute(self.initial_value)
