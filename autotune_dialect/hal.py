@@ -310,7 +310,7 @@ class DevicesGetOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> DevicesGetOp:
-        index = parser.parse_operand()
+        index = parser.parse_operand(IndexType())
         parser.parse_punctuation(":")
         return cls(index, parser.parse_type())
 
@@ -340,9 +340,9 @@ class FenceCreateOp(IRDLOperation):
     def parse(cls, parser: Parser) -> FenceCreateOp:
         parser.parse_keyword("device")
         parser.parse_punctuation("(")
-        device = parser.parse_operand()
+        device = parser.parse_unresolved_operand()
         parser.parse_punctuation(":")
-        parser.parse_type()
+        device = parser.resolve_operand(device, parser.parse_type())
         parser.parse_punctuation(")")
         flags = parse_flags(parser)
         parser.parse_punctuation(":")
@@ -389,7 +389,7 @@ class FenceAwaitOp(IRDLOperation):
         parser.parse_punctuation(")")
         parser.parse_keyword("timeout_millis")
         parser.parse_punctuation("(")
-        timeout = parser.parse_operand()
+        timeout = parser.parse_operand(i32)
         parser.parse_punctuation(")")
         flags = parse_flags(parser)
         parser.parse_punctuation(":")

@@ -33,7 +33,11 @@ _ATTRIBUTE_ONLY = (
     "iree_encoding",
     "iree_linalg_ext",
     "iree_vector_ext",
+    "iree_map",
+    "pcf",
+    "rocm",
     "stream",
+    "vm",
 )
 
 

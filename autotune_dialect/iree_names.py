@@ -139,9 +139,7 @@ IREE_ATTRIBUTE_NAMES: dict[str, tuple[str, ...]] = {
         "iterator_type",
         "split_reduction_mapping",
     ),
-    "iree_vector_ext": (
-        "nested_layout",
-    ),
+    "iree_vector_ext": ("nested_layout",),
     "iree_map": (
         "pack_layout",
         "pack_map",
@@ -158,9 +156,7 @@ IREE_ATTRIBUTE_NAMES: dict[str, tuple[str, ...]] = {
         "ukernel_iteration_size_constraint",
         "ukernel_provider",
     ),
-    "vm": (
-        "ordinal_counts",
-    ),
+    "vm": ("ordinal_counts",),
 }
 IREE_TYPE_NAMES: dict[str, tuple[str, ...]] = {
     "hal": (
@@ -196,15 +192,9 @@ IREE_TYPE_NAMES: dict[str, tuple[str, ...]] = {
         "test.fence",
         "timepoint",
     ),
-    "iree_codegen": (
-        "null_pointer",
-    ),
-    "iree_tensor_ext": (
-        "dispatch.tensor",
-    ),
-    "pcf": (
-        "sref",
-    ),
+    "iree_codegen": ("null_pointer",),
+    "iree_tensor_ext": ("dispatch.tensor",),
+    "pcf": ("sref",),
     "vm": (
         "buffer",
         "list",
