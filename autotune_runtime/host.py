@@ -1,0 +1,67 @@
+"""The `autotune` host module: the Python side of the imports a lowered module calls."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+import iree.runtime as rt
+
+from autotune_runtime import interface
+from autotune_runtime.tuner import GroupInfo, Tuner
+
+
+def read_groups(module: rt.VmModule) -> dict[int, GroupInfo]:
+    """The groups a compiled module declares, from its `__autotune_metadata` function."""
+    if interface.METADATA_FUNCTION not in module.function_names:
+        return {}
+    function = module.lookup_function(interface.METADATA_FUNCTION)
+    entries = json.loads(function.reflection.get(interface.METADATA_KEY, "[]"))
+    return {g.gid: g for g in map(GroupInfo.from_metadata, entries)}
+
+
+def create_host_module(
+    instance: rt.VmInstance, tuner: Tuner, clock: Callable[[], int] = time.perf_counter_ns
+) -> rt.VmModule:
+    """A VM module named `autotune` whose exports forward to `tuner`."""
+
+    def key(args: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(int(a) for a in args)
+
+    def now_ns(_self) -> int:
+        return clock()
+
+    def make_select(arity: int):
+        def select(_self, gid, *workload):
+            variant, committed = tuner.select(int(gid), key(workload))
+            return variant, int(committed)
+
+        return select
+
+    def make_record(arity: int):
+        def record(_self, gid, variant, elapsed_ns, *workload):
+            tuner.record(int(gid), int(variant), int(elapsed_ns), key(workload))
+
+        return record
+
+    def make_decide(arity: int):
+        def decide(_self, gid, *workload):
+            return tuner.decide(int(gid), key(workload))
+
+        return decide
+
+    class _State:
+        def __init__(self, iface):
+            self.iface = iface
+
+    iface = rt.PyModuleInterface(interface.HOST_MODULE, _State)
+    makers = {"select": make_select, "record": make_record, "decide": make_decide}
+    for signature in interface.all_imports():
+        if signature.name == "now_ns":
+            fn = now_ns
+        else:
+            base, arity = signature.name.rsplit("_w", 1)
+            fn = makers[base](int(arity))
+        iface.export(signature.name, signature.calling_convention, fn)
+    return iface.create()

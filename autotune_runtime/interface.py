@@ -1,0 +1,69 @@
+"""The import interface between lowered modules and the `autotune` host module.
+
+Lowered modules declare these functions as `util.func private @autotune.NAME(...)`; IREE
+turns them into VM imports of a module named `autotune`, which the runtime provides.
+Arguments are all i64: IREE 3.13's Python host modules misread an i64 that follows an i32
+(it arrives shifted by 32 bits), so no signature mixes them.
+
+`wN` is the number of workload values that key a decision (the dispatch's workload, or
+the dynamic dimensions of a function group's tensor arguments).
+
+| import | arguments | results | meaning |
+|---|---|---|---|
+| `now_ns` | - | i64 | monotonic clock in nanoseconds |
+| `select_wN` | group, w0..wN-1 | variant: i32, committed: i32 | variant to run next for this workload key; committed != 0 once the choice is final |
+| `record_wN` | group, variant, elapsed_ns, w0..wN-1 | - | one timed run of a variant |
+| `decide_wN` | group, w0..wN-1 | variant: i32 | commit now to the best variant measured so far |
+
+Groups are numbered in the order of the module's `__autotune_metadata` reflection entry
+`autotune.groups` (a JSON list of groups: name, container, variants, policy, parameters,
+workload arity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOST_MODULE = "autotune"
+METADATA_FUNCTION = "__autotune_metadata"
+METADATA_KEY = "autotune.groups"
+TUNE_FUNCTION = "__autotune"
+MAX_WORKLOAD_ARITY = 8
+
+
+@dataclass(frozen=True)
+class ImportSignature:
+    """One host function: its name, i64 argument count and result kinds (`i` i32, `I` i64)."""
+
+    name: str
+    num_args: int
+    results: str
+
+    @property
+    def calling_convention(self) -> str:
+        """IREE's calling convention string, e.g. `0II_ii`."""
+        return "0" + ("I" * self.num_args or "v") + "_" + (self.results or "v")
+
+
+def now_ns() -> ImportSignature:
+    return ImportSignature("now_ns", 0, "I")
+
+
+def select(arity: int) -> ImportSignature:
+    return ImportSignature(f"select_w{arity}", 1 + arity, "ii")
+
+
+def record(arity: int) -> ImportSignature:
+    return ImportSignature(f"record_w{arity}", 3 + arity, "")
+
+
+def decide(arity: int) -> ImportSignature:
+    return ImportSignature(f"decide_w{arity}", 1 + arity, "i")
+
+
+def all_imports() -> list[ImportSignature]:
+    """Every function the host module must export."""
+    out = [now_ns()]
+    for arity in range(MAX_WORKLOAD_ARITY + 1):
+        out += [select(arity), record(arity), decide(arity)]
+    return out

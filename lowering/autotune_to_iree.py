@@ -1,0 +1,674 @@
+"""`autotune-to-iree`: expand every group and every dispatch or call of it into IREE input IR.
+
+Per policy (docs/lowering.md has the emitted IR):
+
+- `static`: the dispatch names the chosen variant directly; no imports, no globals.
+- `online`: selection state in `util.global`s; while a workload key is unsettled each call
+  asks the host (`select`), runs that one variant on the real inputs between two clock
+  reads with a fence wait, and reports the time (`record`); once the host commits, the
+  choice is stored and later calls load it and branch, with no host call and no fence.
+- `explicit`: an exported `__autotune` function tunes every key on synthetic inputs
+  (static shapes, or the group's sample `workloads`); dispatches use the stored choice, or
+  the reference variant before tuning. Exported `__autotune_set_*` / `__autotune_get_*`
+  set and read a group's choice.
+- `init`: the same measurements, unrolled in a `util.initializer`, so the module is tuned
+  when it is loaded.
+
+The variants are selected with a nested `scf.if` chain (one branch per variant, any count).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, linalg, scf, tensor
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from autotune_dialect import flow, hal, util
+from autotune_dialect.autotune import POLICIES, GroupOp
+from autotune_dialect.diagnostics import DiagnosticError, op_error
+from autotune_dialect.ir import make_context, parse_module, print_module, verify_module
+from autotune_dialect.symbols import lookup_symbol
+from autotune_runtime import interface
+from lowering.emitter import Emitter
+
+DEFAULT_INIT_SAMPLES = 3
+
+
+@dataclass
+class Group:
+    """A group being lowered, with its state globals and workload keys."""
+
+    op: GroupOp
+    gid: int
+    container: Operation
+    container_name: str | None
+    policy: str
+    variants: list[str]
+    arity: int | None = None
+    keys: dict[tuple[int, ...], int] = field(default_factory=dict)
+    uses_dynamic_cache: bool = False
+
+    @property
+    def is_export_group(self) -> bool:
+        return self.container_name is not None
+
+    @property
+    def qualified_name(self) -> str:
+        if self.container_name is None:
+            return self.op.group_name
+        return f"{self.container_name}.{self.op.group_name}"
+
+    def symbol(self, suffix: str) -> str:
+        return f"__autotune.{self.qualified_name}.{suffix}"
+
+    @property
+    def default_index(self) -> int:
+        reference = self.op.reference
+        if reference is None:
+            return 0
+        return self.variants.index(reference.root_reference.data)
+
+    def key_index(self, key: tuple[int, ...]) -> int:
+        return self.keys.setdefault(key, len(self.keys))
+
+
+@dataclass
+class Site:
+    """A dispatch or call of a group."""
+
+    op: flow.DispatchOp | util.CallOp | func.CallOp
+    group: Group
+    key: list[SSAValue]
+    static_key: tuple[int, ...] | None
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    if isinstance(owner, arith.IndexCastOp):
+        return _constant_int(owner.input)
+    return None
+
+
+class Lowering:
+    """One run of the pass over a module."""
+
+    def __init__(self, module: ModuleOp, policy: str, decisions: list[dict] | None):
+        if policy not in POLICIES:
+            raise DiagnosticError(
+                f"unknown policy \"{policy}\"; expected one of " + ", ".join(POLICIES)
+            )
+        self.module = module
+        self.default_policy = policy
+        self.decisions = decisions or []
+        self.groups: dict[GroupOp, Group] = {}
+        self.imports: dict[str, interface.ImportSignature] = {}
+        self.globals: list[Operation] = []
+        self.exports: list[Operation] = []
+        self.initializer_op: Operation | None = None
+
+    # --- discovery ------------------------------------------------------------------
+
+    def collect_groups(self) -> None:
+        for op in self.module.walk():
+            if not isinstance(op, GroupOp):
+                continue
+            container = op.parent_op()
+            assert container is not None
+            container_name = None
+            if isinstance(container, hal.ExecutableSourceOp | flow.ExecutableOp):
+                container_name = container.sym_name.data
+            self.groups[op] = Group(
+                op,
+                len(self.groups),
+                container,
+                container_name,
+                op.policy_or(self.default_policy),
+                op.variant_names,
+            )
+
+    def collect_sites(self) -> list[Site]:
+        sites: list[Site] = []
+        for op in self.module.walk():
+            if isinstance(op, flow.DispatchOp):
+                target = lookup_symbol(op, op.entry_point)
+                if isinstance(target, GroupOp):
+                    sites.append(self._site(op, self.groups[target], list(op.workload)))
+            elif isinstance(op, util.CallOp | func.CallOp):
+                target = lookup_symbol(op, op.callee)
+                if isinstance(target, GroupOp):
+                    sites.append(self._site(op, self.groups[target], None))
+        return sites
+
+    def _site(self, op, group: Group, workload: list[SSAValue] | None) -> Site:
+        if workload is None:  # a function group: dynamic dimensions of tensor operands
+            workload = []
+            em = Emitter(op.parent_block(), op)
+            for arg in op.operands:
+                if isinstance(arg.type, TensorType):
+                    for axis, size in enumerate(arg.type.get_shape()):
+                        if size < 0:
+                            index = em.const(axis, IndexType())
+                            workload.append(em.value(tensor.DimOp(arg, index)))
+        if group.arity is None:
+            group.arity = len(workload)
+        elif group.arity != len(workload):
+            raise op_error(op, f"uses of group @{group.op.group_name} differ in workload count")
+        if len(workload) > interface.MAX_WORKLOAD_ARITY:
+            raise op_error(
+                op,
+                f"workload of {len(workload)} values exceeds the supported "
+                f"{interface.MAX_WORKLOAD_ARITY}",
+            )
+        constants = [_constant_int(w) for w in workload]
+        static_key = None if None in constants else tuple(constants)  # type: ignore[arg-type]
+        if static_key is not None:
+            group.key_index(static_key)
+        return Site(op, group, workload, static_key)
+
+    # --- variant ops ----------------------------------------------------------------
+
+    def variant_op(
+        self,
+        site: Site,
+        variant: str,
+        arguments: Sequence[SSAValue] | None = None,
+        argument_dims: Sequence[SSAValue] | None = None,
+        workload: Sequence[SSAValue] | None = None,
+        result_dims: Sequence[SSAValue] | None = None,
+    ) -> Operation:
+        op = site.op
+        if isinstance(op, flow.DispatchOp):
+            new = flow.DispatchOp(
+                SymbolRefAttr(site.group.container_name, [variant]),  # type: ignore[arg-type]
+                op.workload if workload is None else workload,
+                op.arguments if arguments is None else arguments,
+                op.argument_dims if argument_dims is None else argument_dims,
+                [r.type for r in op.outputs],
+                op.result_dims if result_dims is None else result_dims,
+                op.tied_operand_indices(),
+            )
+            new.attributes.update(op.attributes)
+            return new
+        args = op.operands if arguments is None else arguments
+        results = [r.type for r in op.results]
+        if isinstance(op, func.CallOp):
+            return func.CallOp(variant, list(args), results)
+        return util.CallOp(variant, list(args), results)
+
+    def chain(
+        self,
+        em: Emitter,
+        index: SSAValue,
+        site: Site,
+        make: Callable[[Emitter, str], Operation],
+    ) -> list[SSAValue]:
+        """Nested `scf.if` over the variants: branch i runs variant i when index == i."""
+        variants = site.group.variants
+        types = [r.type for r in site.op.results]
+
+        def branch(e: Emitter, i: int) -> list[SSAValue]:
+            if i == len(variants) - 1:
+                return list(e.add(make(e, variants[i])).results)
+            cond = e.cmp("eq", index, e.i32(i))
+            return e.if_(
+                cond, types, lambda t: list(t.add(make(t, variants[i])).results),
+                lambda f: branch(f, i + 1),
+            )
+
+        return branch(em, 0)
+
+    def tie_shapes(self, em: Emitter, site: Site, results: list[SSAValue]) -> list[SSAValue]:
+        if not isinstance(site.op, flow.DispatchOp):
+            return results
+        dims = site.op.result_dims_of()
+        return [
+            em.value(flow.TensorTieShapeOp(r, d)) if d else r
+            for r, d in zip(results, dims, strict=True)
+        ]
+
+    # --- state ----------------------------------------------------------------------
+
+    def state_global(
+        self, name: str, type_: Attribute, initial: int | None, mutable: bool = True
+    ) -> str:
+        if not any(g.sym_name.data == name for g in self.globals):  # type: ignore
+            value = None if initial is None else IntegerAttr(initial, type_)
+            self.globals.append(util.GlobalOp(name, type_, value, mutable))
+        return name
+
+    def choice_global(self, group: Group, key_index: int) -> str:
+        if group.policy == "init":
+            return self.state_global(group.symbol(f"k{key_index}.choice"), i32, None)
+        return self.state_global(group.symbol(f"k{key_index}.choice"), i32, -1)
+
+    def host(self, em: Emitter, signature: interface.ImportSignature, args) -> list[SSAValue]:
+        self.imports[signature.name] = signature
+        return em.host(signature, args)
+
+    # --- per-policy site lowering ---------------------------------------------------
+
+    def lower_site(self, site: Site) -> None:
+        op = site.op
+        block = op.parent_block()
+        assert block is not None
+        em = Emitter(block, op)
+        policy = site.group.policy
+        if policy == "static":
+            new = em.add(self.variant_op(site, self.static_choice(site)))
+            results = list(new.results)
+        elif policy == "online":
+            results = self.tie_shapes(em, site, self.lower_online(em, site))
+        else:
+            results = self.tie_shapes(em, site, self.lower_stored(em, site))
+        for old, new_value in zip(op.results, results, strict=True):
+            old.replace_all_uses_with(new_value)
+        op.detach()
+        op.erase()
+
+    def static_choice(self, site: Site) -> str:
+        group = site.group
+        if group.op.choice is not None:
+            return group.op.choice.root_reference.data
+        matching = [
+            d
+            for d in self.decisions
+            if d.get("group") == group.op.group_name
+            and d.get("container") == group.container_name
+            and d.get("variant") in group.variants
+        ]
+        for decision in matching:
+            if site.static_key is not None and tuple(decision.get("workload", ())) == site.static_key:
+                return decision["variant"]
+        return matching[0]["variant"] if matching else group.variants[0]
+
+    def lower_online(self, em: Emitter, site: Site) -> list[SSAValue]:
+        group = site.group
+        arity = len(site.key)
+        gid = em.i64(group.gid)
+        key = [em.to_i64(w) for w in site.key]
+        zero = em.i32(0)
+        if site.static_key is not None:
+            choice_name = self.choice_global(group, group.key_index(site.static_key))
+            key_names: list[str] = []
+            choice = em.value(util.GlobalLoadOp(choice_name, i32))
+            hit = em.cmp("sge", choice, zero)
+        else:
+            group.uses_dynamic_cache = True
+            choice_name = self.state_global(group.symbol("dyn.choice"), i32, -1)
+            key_names = [self.state_global(group.symbol(f"dyn.w{i}"), i64, 0) for i in range(arity)]
+            choice = em.value(util.GlobalLoadOp(choice_name, i32))
+            conditions = [em.cmp("sge", choice, zero)]
+            for name, value in zip(key_names, key, strict=True):
+                cached = em.value(util.GlobalLoadOp(name, i64))
+                conditions.append(em.cmp("eq", cached, value))
+            hit = em.all_of(conditions)
+
+        def on_hit(e: Emitter) -> list[SSAValue]:
+            return [choice, e.const(0, IntegerType(1))]
+
+        def on_miss(e: Emitter) -> list[SSAValue]:
+            variant, committed = self.host(e, interface.select(arity), [gid, *key])
+            done = e.cmp("ne", committed, e.i32(0))
+
+            def commit(c: Emitter) -> list[SSAValue]:
+                c.add(util.GlobalStoreOp(variant, choice_name))
+                for name, value in zip(key_names, key, strict=True):
+                    c.add(util.GlobalStoreOp(value, name))
+                return []
+
+            e.if_(done, [], commit)
+            explore = e.value(arith.XOrIOp(done, e.const(1, IntegerType(1))))
+            return [variant, explore]
+
+        variant, explore = em.if_(hit, [i32, IntegerType(1)], on_hit, on_miss)
+        tensors = [a for a in site.op.operands if isinstance(a.type, TensorType)]
+
+        def start_clock(e: Emitter) -> list[SSAValue]:
+            e.wait_for(tensors)
+            return self.host(e, interface.now_ns(), [])
+
+        (t0,) = em.if_(explore, [i64], start_clock, lambda e: [e.i64(0)])
+        results = self.chain(em, variant, site, lambda e, v: self.variant_op(site, v))
+
+        def stop_clock(e: Emitter) -> list[SSAValue]:
+            e.wait_for([r for r in results if isinstance(r.type, TensorType)])
+            (t1,) = self.host(e, interface.now_ns(), [])
+            elapsed = e.value(arith.SubiOp(t1, t0))
+            self.host(e, interface.record(arity), [gid, variant, elapsed, *key])
+            return []
+
+        em.if_(explore, [], stop_clock)
+        return results
+
+    def lower_stored(self, em: Emitter, site: Site) -> list[SSAValue]:
+        """`explicit` / `init`: run the stored choice for the key, else the reference."""
+        group = site.group
+        if group.policy == "explicit":
+            for sample in group.op.sample_workloads():
+                group.key_index(tuple(sample))
+        default = em.i32(group.default_index)
+        if site.static_key is not None:
+            choice = em.value(
+                util.GlobalLoadOp(self.choice_global(group, group.key_index(site.static_key)), i32)
+            )
+        else:
+            choice = em.i32(-1)
+            key = [em.to_i64(w) for w in site.key]
+            for sample, index in list(group.keys.items()):
+                if len(sample) != len(key):
+                    continue
+                stored = em.value(util.GlobalLoadOp(self.choice_global(group, index), i32))
+                same = em.all_of([em.cmp("eq", k, em.i64(s)) for k, s in zip(key, sample, strict=True)])
+                choice = em.select(same, stored, choice)
+        valid = em.cmp("sge", choice, em.i32(0))
+        variant = em.select(valid, choice, default)
+        return self.chain(em, variant, site, lambda e, v: self.variant_op(site, v))
+
+    # --- tuning on synthetic inputs (explicit and init) -----------------------------
+
+    def synthetic_run(
+        self, em: Emitter, site: Site, key: tuple[int, ...]
+    ) -> Callable[[Emitter, str], Operation]:
+        """Create synthetic inputs for `site` at workload `key`; return a variant maker."""
+        known = dict(zip(site.key, key, strict=True))
+
+        def resolve(value: SSAValue, what: str) -> int:
+            if value in known:
+                return known[value]
+            constant = _constant_int(value)
+            if constant is None:
+                raise op_error(
+                    site.op,
+                    f"cannot create synthetic inputs for tuning group "
+                    f"@{site.group.op.group_name}: {what} is neither a constant nor a "
+                    "workload value",
+                )
+            return constant
+
+        op = site.op
+        arguments: list[SSAValue] = []
+        argument_dims: list[SSAValue] = []
+        dims_of = op.argument_dims_of() if isinstance(op, flow.DispatchOp) else None
+        call_args = op.arguments if isinstance(op, flow.DispatchOp) else op.operands
+        dim_cursor = 0
+        for i, arg in enumerate(call_args):
+            if isinstance(arg.type, TensorType):
+                shape = arg.type.get_shape()
+                dyn: list[SSAValue] = []
+                if dims_of is not None:
+                    for d in dims_of[i]:
+                        dyn.append(em.const(resolve(d, "a dynamic dimension"), IndexType()))
+                else:
+                    for _ in [s for s in shape if s < 0]:
+                        dyn.append(em.const(key[dim_cursor], IndexType()))
+                        dim_cursor += 1
+                argument_dims.extend(dyn)
+                arguments.append(self.synthetic_tensor(em, arg.type, dyn, i))
+            else:
+                arguments.append(em.const(resolve(arg, f"operand #{i}"), arg.type))
+        workload = [em.const(k, IndexType()) for k in key] if isinstance(op, flow.DispatchOp) else None
+        result_dims = None
+        if isinstance(op, flow.DispatchOp):
+            result_dims = [em.const(resolve(d, "a result dimension"), IndexType()) for d in op.result_dims]
+
+        def make(e: Emitter, variant: str) -> Operation:
+            return self.variant_op(site, variant, arguments, argument_dims, workload, result_dims)
+
+        self._last_inputs = [a for a in arguments if isinstance(a.type, TensorType)]
+        return make
+
+    def synthetic_tensor(
+        self, em: Emitter, type_: TensorType, dims: list[SSAValue], seed: int
+    ) -> SSAValue:
+        element = type_.get_element_type()
+        if isinstance(element, IntegerType):
+            fill = em.value(arith.ConstantOp(IntegerAttr(seed % 7 + 1, element)))
+        else:
+            fill = em.value(arith.ConstantOp(FloatAttr(0.5 + 0.25 * (seed % 5), element)))
+        empty = em.value(tensor.EmptyOp(dims, type_))
+        filled = em.value(linalg.FillOp([fill], [empty], [type_]))
+        return em.add(util.OptimizationBarrierOp([filled])).results[0]
+
+    def tune_function(self, sites: list[Site]) -> None:
+        """Exported `__autotune`: tune every explicit group's keys until the host commits."""
+        groups = [g for g in self.groups.values() if g.policy == "explicit"]
+        if not groups:
+            return
+        body = Block()
+        em = Emitter(body)
+        for group in groups:
+            site = next((s for s in sites if s.group is group), None)
+            if site is None:
+                continue
+            for key, index in list(group.keys.items()):
+                self.tune_key_until_committed(em, site, key, index)
+        body.add_op(util.ReturnOp())
+        fn = util.FuncOp(interface.TUNE_FUNCTION, ([], []), Region(body), "public")
+        self.exports.append(fn)
+        for group in groups:
+            self.setter_getter(group)
+
+    def tune_key_until_committed(self, em: Emitter, site: Site, key, index: int) -> None:
+        group = site.group
+        before = Block()
+        b = Emitter(before)
+        gid = b.i64(group.gid)
+        key_values = [b.i64(k) for k in key]
+        variant, committed = self.host(b, interface.select(len(key)), [gid, *key_values])
+        unsettled = b.cmp("eq", committed, b.i32(0))
+        before.add_op(scf.ConditionOp(unsettled, variant))
+        after = Block(arg_types=[i32])
+        a = Emitter(after)
+        make = self.synthetic_run(a, site, key)
+        inputs = self._last_inputs
+        self.timed(a, site, after.args[0], make, inputs, key)
+        after.add_op(scf.YieldOp())
+        loop = em.add(scf.WhileOp([], [i32], Region(before), Region(after)))
+        em.add(util.GlobalStoreOp(loop.results[0], self.choice_global(group, index)))
+
+    def timed(self, em: Emitter, site: Site, variant: SSAValue, make, inputs, key) -> None:
+        group = site.group
+        em.wait_for(inputs)
+        (t0,) = self.host(em, interface.now_ns(), [])
+        if isinstance(variant, str):
+            results = list(em.add(make(em, variant)).results)
+            variant_index = em.i32(group.variants.index(variant))
+        else:
+            results = self.chain(em, variant, site, make)
+            variant_index = variant
+        em.wait_for([r for r in results if isinstance(r.type, TensorType)])
+        (t1,) = self.host(em, interface.now_ns(), [])
+        elapsed = em.value(arith.SubiOp(t1, t0))
+        key_values = [em.i64(k) for k in key]
+        self.host(
+            em, interface.record(len(key)), [em.i64(group.gid), variant_index, elapsed, *key_values]
+        )
+
+    def init_tuning(self, sites: list[Site]) -> None:
+        """`util.initializer` measuring every init group's variants, unrolled."""
+        groups = [g for g in self.groups.values() if g.policy == "init"]
+        if not groups:
+            return
+        body = Block()
+        em = Emitter(body)
+        for group in groups:
+            site = next((s for s in sites if s.group is group), None)
+            if site is None:
+                continue
+            for sample in group.op.sample_workloads():
+                group.key_index(tuple(sample))
+            samples = group.op.int_param("min_samples") or DEFAULT_INIT_SAMPLES
+            for key, index in list(group.keys.items()):
+                for variant in group.variants:
+                    for _ in range(samples):
+                        make = self.synthetic_run(em, site, key)
+                        self.timed(em, site, variant, make, self._last_inputs, key)
+                gid = em.i64(group.gid)
+                (choice,) = self.host(
+                    em, interface.decide(len(key)), [gid, *[em.i64(k) for k in key]]
+                )
+                em.add(util.GlobalStoreOp(choice, self.choice_global(group, index)))
+        body.add_op(util.ReturnOp())
+        # Initializers run in module order: this one must follow the globals it stores
+        # and precede every use of them.
+        self.initializer_op = util.InitializerOp(Region(body))
+
+    def setter_getter(self, group: Group) -> None:
+        suffix = group.qualified_name.replace(".", "_")
+        names = [self.choice_global(group, i) for i in group.keys.values()]
+        setter = Block(arg_types=[i32])
+        for name in names:
+            setter.add_op(util.GlobalStoreOp(setter.args[0], name))
+        setter.add_op(util.ReturnOp())
+        self.exports.append(
+            util.FuncOp(f"__autotune_set_{suffix}", ([i32], []), Region(setter), "public")
+        )
+        getter = Block()
+        em = Emitter(getter)
+        value = em.value(util.GlobalLoadOp(names[0], i32)) if names else em.i32(-1)
+        getter.add_op(util.ReturnOp([value]))
+        self.exports.append(
+            util.FuncOp(f"__autotune_get_{suffix}", ([], [i32]), Region(getter), "public")
+        )
+
+    # --- module-level output ----------------------------------------------------------
+
+    def metadata(self) -> list[dict]:
+        entries = []
+        for group in self.groups.values():
+            op = group.op
+            params = {
+                k: op.properties[k]
+                for k in ("warmup", "min_samples", "max_samples", "confidence", "tolerance")
+                if k in op.properties
+            }
+            entries.append(
+                {
+                    "id": group.gid,
+                    "name": op.group_name,
+                    "container": group.container_name,
+                    "variants": group.variants,
+                    "policy": group.policy,
+                    "workload_arity": group.arity or 0,
+                    "keys": [list(k) for k in group.keys],
+                    "params": {k: v.value.data for k, v in params.items()},  # type: ignore
+                }
+            )
+        return entries
+
+    def finish(self) -> None:
+        body = self.module.body.block
+        first = body.first_op
+        new_ops: list[Operation] = []
+        for name, signature in sorted(self.imports.items()):
+            new_ops.append(
+                util.FuncOp.declaration(
+                    f"{interface.HOST_MODULE}.{name}",
+                    [i64] * signature.num_args,
+                    [{"i": i32, "I": i64}[k] for k in signature.results],
+                )
+            )
+        new_ops += self.globals
+        if self.initializer_op is not None:
+            new_ops.append(self.initializer_op)
+        if any(g.policy != "static" for g in self.groups.values()):
+            meta = util.FuncOp(interface.METADATA_FUNCTION, ([], []), None, "public")
+            meta.body.block.add_op(util.ReturnOp())
+            meta.attributes["iree.reflection"] = DictionaryAttr(
+                {interface.METADATA_KEY: StringAttr(json.dumps(self.metadata()))}
+            )
+            new_ops.append(meta)
+        for op in new_ops:
+            if first is None:
+                body.add_op(op)
+            else:
+                body.insert_op_before(op, first)
+        for op in self.exports:
+            body.add_op(op)
+        for group in self.groups:
+            group.detach()
+            group.erase()
+
+    def run(self) -> None:
+        self.collect_groups()
+        if not self.groups:
+            return
+        sites = self.collect_sites()
+        for site in sites:
+            if site.group.policy == "explicit":
+                for sample in site.group.op.sample_workloads():
+                    site.group.key_index(tuple(sample))
+        for site in sites:
+            self.lower_site(site)
+        self.tune_function(sites)
+        self.init_tuning(sites)
+        self.finish()
+
+
+def load_decisions(path: str | Path | None) -> list[dict]:
+    """Decisions from a tuning-cache export (`{"decisions": [...]}`), or none."""
+    if path is None:
+        return []
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise DiagnosticError(f"cannot read tuning cache file {path}: {err}") from None
+    decisions = data.get("decisions") if isinstance(data, dict) else None
+    if not isinstance(decisions, list):
+        raise DiagnosticError(f"tuning cache file {path} has no 'decisions' list")
+    return [d for d in decisions if isinstance(d, dict)]
+
+
+def lower_module(module: ModuleOp, policy: str = "online", cache: str | Path | None = None) -> None:
+    """Lower every group of `module` in place (the module must verify)."""
+    verify_module(module)
+    Lowering(module, policy, load_decisions(cache)).run()
+    verify_module(module)
+
+
+def lower_to_iree(
+    text: str, policy: str = "online", cache: str | Path | None = None, filename: str = "<input>"
+) -> str:
+    """Parse, lower and print: autotune IR in, IREE input IR out."""
+    module = parse_module(text, filename, make_context())
+    lower_module(module, policy, cache)
+    return print_module(module)
+
+
+@dataclass(frozen=True)
+class AutotuneToIREEPass(ModulePass):
+    """Lower `autotune.group`s and their dispatches to IREE input IR."""
+
+    name = "autotune-to-iree"
+
+    policy: str = "online"
+    """Policy of groups that name none: online, explicit, init or static."""
+    cache: str | None = None
+    """Tuning-cache export (JSON) whose decisions fix the `static` choice."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_module(op, self.policy, self.cache)
+
+
+__all__ = ["AutotuneToIREEPass", "lower_module", "lower_to_iree"]

@@ -1,0 +1,74 @@
+"""Compile driver: lowered IR to a `.vmfb` through `iree.compiler`'s Python API."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from iree.compiler import CompilerToolError, compile_str
+
+from autotune_dialect.diagnostics import DiagnosticError
+from lowering.autotune_to_iree import lower_to_iree
+
+TARGETS = ("llvm-cpu", "cuda")
+DEFAULT_CUDA_ARCH = "sm_80"
+_ERROR_LINE = re.compile(r"^(?P<where>[^\n]*?:\d+:\d+: )?error: (?P<message>.*)$", re.MULTILINE)
+
+
+def target_flags(target: str, arch: str | None = None) -> list[str]:
+    """`iree-compile` flags selecting a target (llvm-cpu: the host CPU unless `arch`)."""
+    if target == "llvm-cpu":
+        return [
+            "--iree-hal-target-device=local",
+            "--iree-hal-local-target-device-backends=llvm-cpu",
+            f"--iree-llvmcpu-target-cpu={arch or 'host'}",
+        ]
+    if target == "cuda":
+        return ["--iree-hal-target-device=cuda", f"--iree-cuda-target={arch or DEFAULT_CUDA_ARCH}"]
+    raise DiagnosticError(f"unknown target '{target}'; expected one of {', '.join(TARGETS)}")
+
+
+def compile_lowered(
+    text: str,
+    target: str = "llvm-cpu",
+    arch: str | None = None,
+    object_dir: str | Path | None = None,
+    extra_args: list[str] | None = None,
+) -> bytes:
+    """Compile IREE input IR; any `error:` diagnostic fails, even with exit code 0."""
+    flags = target_flags(target, arch)
+    if object_dir is not None:
+        flags.append(f"--iree-hal-executable-object-search-path={Path(object_dir).resolve()}")
+    flags += extra_args or []
+    try:
+        # `--mlir-print-...` are not needed: diagnostics are read from stderr either way.
+        result = compile_str(text, target_backends=None, extra_args=flags)
+    except CompilerToolError as err:
+        raise DiagnosticError(_first_error(str(err)) or "iree-compile failed") from None
+    assert isinstance(result, bytes)
+    return result
+
+
+def _first_error(log: str) -> str | None:
+    match = _ERROR_LINE.search(log)
+    if match is None:
+        return None
+    return (match.group("where") or "") + match.group("message")
+
+
+def compile(  # noqa: A001 - the public name the API promises
+    text: str,
+    target: str = "llvm-cpu",
+    arch: str | None = None,
+    filename: str | Path = "<input>",
+    policy: str = "online",
+    cache: str | Path | None = None,
+    extra_args: list[str] | None = None,
+) -> bytes:
+    """Lower autotune IR and compile it to a `.vmfb` for `target`.
+
+    Object files named by relative paths resolve against the folder of `filename`.
+    """
+    lowered = lower_to_iree(text, policy=policy, cache=cache, filename=str(filename))
+    folder = Path(filename).parent if str(filename) != "<input>" else None
+    return compile_lowered(lowered, target, arch, folder, extra_args)

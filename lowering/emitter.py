@@ -1,0 +1,111 @@
+"""A small IR builder: appends ops to a block, with helpers for constants and `scf.if`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i1, i32, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from autotune_dialect import hal, util
+from autotune_runtime import interface
+
+
+class Emitter:
+    """Inserts ops into `block`, before `before` when given, else at its end."""
+
+    def __init__(self, block: Block, before: Operation | None = None):
+        self.block = block
+        self.before = before
+
+    def add(self, op: Operation) -> Operation:
+        if self.before is not None:
+            self.block.insert_op_before(op, self.before)
+        else:
+            self.block.add_op(op)
+        return op
+
+    def value(self, op: Operation) -> SSAValue:
+        return self.add(op).results[0]
+
+    # --- constants and arithmetic ---------------------------------------------------
+
+    def const(self, value: int, type_: Attribute) -> SSAValue:
+        if type_ == i1:
+            return self.value(arith.ConstantOp(IntegerAttr(int(bool(value)), i1)))
+        assert isinstance(type_, IntegerType | IndexType)
+        return self.value(arith.ConstantOp(IntegerAttr(value, type_)))
+
+    def i32(self, value: int) -> SSAValue:
+        return self.const(value, i32)
+
+    def i64(self, value: int) -> SSAValue:
+        return self.const(value, i64)
+
+    def to_i64(self, value: SSAValue) -> SSAValue:
+        if value.type == i64:
+            return value
+        if isinstance(value.type, IndexType):
+            return self.value(arith.IndexCastOp(value, i64))
+        return self.value(arith.ExtSIOp(value, i64))
+
+    def cmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.value(arith.CmpiOp(a, b, predicate))
+
+    def all_of(self, conditions: Sequence[SSAValue]) -> SSAValue:
+        result = conditions[0]
+        for cond in conditions[1:]:
+            result = self.value(arith.AndIOp(result, cond))
+        return result
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.value(arith.SelectOp(cond, a, b))
+
+    # --- structured control flow ----------------------------------------------------
+
+    def if_(
+        self,
+        cond: SSAValue,
+        result_types: Sequence[Attribute],
+        then: Callable[[Emitter], Sequence[SSAValue]],
+        otherwise: Callable[[Emitter], Sequence[SSAValue]] | None = None,
+    ) -> list[SSAValue]:
+        """`scf.if` whose branches are filled by `then` / `otherwise` (which return the
+        values to yield)."""
+
+        def region(fill: Callable[[Emitter], Sequence[SSAValue]] | None) -> Region:
+            block = Block()
+            yielded = fill(Emitter(block)) if fill is not None else []
+            block.add_op(scf.YieldOp(*yielded))
+            return Region(block)
+
+        has_else = otherwise is not None or bool(result_types)
+        op = scf.IfOp(
+            cond, result_types, region(then), region(otherwise) if has_else else Region()
+        )
+        self.add(op)
+        return list(op.results)
+
+    # --- host imports and synchronisation ------------------------------------------
+
+    def call(self, callee: str, args: Sequence[SSAValue], results: Sequence[Attribute]):
+        return list(self.add(util.CallOp(callee, args, results)).results)
+
+    def host(self, signature: interface.ImportSignature, args: Sequence[SSAValue]):
+        """Call a host import; arguments are widened to i64."""
+        kinds = {"i": i32, "I": i64}
+        return self.call(
+            f"{interface.HOST_MODULE}.{signature.name}",
+            [self.to_i64(a) for a in args],
+            [kinds[k] for k in signature.results],
+        )
+
+    def wait_for(self, tensors: Sequence[SSAValue]) -> None:
+        """Block the host until `tensors` are computed (barrier, fence, await)."""
+        if not tensors:
+            return
+        device = self.value(hal.DevicesGetOp(self.const(0, IndexType())))
+        fence = self.value(hal.FenceCreateOp(device))
+        self.add(hal.TensorBarrierOp(list(tensors), fence))
+        self.add(hal.FenceAwaitOp([fence], self.i32(-1)))

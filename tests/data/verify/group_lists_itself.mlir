@@ -1,0 +1,7 @@
+// expected-error: 6:3: error: 'autotune.group' op variant @f not found in the enclosing module
+module {
+  util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
+    util.return %x : tensor<4xf32>
+  }
+  autotune.group @f variants([@f1, @f])
+}

@@ -1,0 +1,11 @@
+// known-gap: choice is given without a policy; the default policy is "online", yet the "choice only with policy static" rule treats a missing policy as "static".
+module {
+  util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
+    util.return %x : tensor<4xf32>
+  }
+  util.func private @f2(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = util.optimization_barrier %x : tensor<4xf32>
+    util.return %0 : tensor<4xf32>
+  }
+  autotune.group @f variants([@f1, @f2]) {choice = @f2}
+}

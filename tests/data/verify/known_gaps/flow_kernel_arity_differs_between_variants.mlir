@@ -1,0 +1,26 @@
+// known-gap: the variants' kernels take different numbers of arguments (@mm_0: 2, @mm_1: 3); the group verifier does not compare them, and a dispatch is checked against @mm_0 only.
+module {
+  flow.executable private @mm_ex {
+    flow.executable.export public @mm_0 workgroups() -> (index, index, index) {
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }
+    flow.executable.export public @mm_1 workgroups() -> (index, index, index) {
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }
+    autotune.group @mm variants([@mm_0, @mm_1])
+    builtin.module {
+      func.func @mm_0(%in: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8xf32>>, %out: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<8xf32>>) {
+        return
+      }
+      func.func @mm_1(%in: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8xf32>>, %bias: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8xf32>>, %out: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<8xf32>>) {
+        return
+      }
+    }
+  }
+  util.func public @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = flow.dispatch @mm_ex::@mm(%x) : (tensor<8xf32>) -> tensor<8xf32>
+    util.return %0 : tensor<8xf32>
+  }
+}

@@ -1,0 +1,11 @@
+// expected-error: 10:3: error: 'autotune.group' op variant @f3 not found in the enclosing module
+module {
+  util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
+    util.return %x : tensor<4xf32>
+  }
+  util.func private @f2(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = util.optimization_barrier %x : tensor<4xf32>
+    util.return %0 : tensor<4xf32>
+  }
+  autotune.group @f variants([@f1, @f2, @f3])
+}

@@ -1,0 +1,23 @@
+// expected-error: 13:5: error: 'autotune.group' op variant @mm is a 'autotune.group', expected 'flow.executable.export'
+module {
+  flow.executable private @mm_ex {
+    flow.executable.export public @mm_0 workgroups() -> (index, index, index) {
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }
+    flow.executable.export public @mm_1 workgroups() -> (index, index, index) {
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }
+    autotune.group @mm variants([@mm_0, @mm_1])
+    autotune.group @mm_all variants([@mm, @mm_1])
+    builtin.module {
+      func.func @mm_0(%in: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8xf32>>, %out: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<8xf32>>) {
+        return
+      }
+      func.func @mm_1(%in: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8xf32>>, %out: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<8xf32>>) {
+        return
+      }
+    }
+  }
+}
