@@ -157,8 +157,10 @@ class GroupOp(IRDLOperation):
         return self.sym_name.data
 
     def policy_or(self, default: str) -> str:
-        """The group's policy, or `default` when the group names none."""
-        return default if self.policy is None else self.policy.data
+        """The group's policy; without one, "static" if it names a `choice`, else `default`."""
+        if self.policy is not None:
+            return self.policy.data
+        return "static" if self.choice is not None else default
 
     def int_param(self, key: str) -> int | None:
         attr = self.properties.get(key)
@@ -216,17 +218,15 @@ class GroupOp(IRDLOperation):
                 f"module, not {where}"
             )
         siblings = self.siblings()
-        if self.group_name in siblings:
-            other = siblings[self.group_name]
-            raise VerifyException(
-                f"group name @{self.group_name} collides with the '{other.name}' of the same "
-                "name"
-            )
         variants: list[Operation] = []
         for name in names:
             op = siblings.get(name)
+            if name == self.group_name:
+                raise VerifyException(f"variant @{name} is the group itself")
             if op is None:
-                raise VerifyException(f"variant @{name} not found in the enclosing {kind.container}")
+                raise VerifyException(
+                    f"variant @{name} not found in the enclosing {kind.container}"
+                )
             if not isinstance(op, kind.ops):
                 raise VerifyException(
                     f"variant @{name} is a '{op.name}', expected "
@@ -238,15 +238,15 @@ class GroupOp(IRDLOperation):
     def _verify_parameters(self) -> None:
         if self.policy is not None and self.policy.data not in POLICIES:
             raise VerifyException(
-                f"unknown policy \"{self.policy.data}\"; expected one of "
+                f'unknown policy "{self.policy.data}"; expected one of '
                 + ", ".join(f'"{p}"' for p in POLICIES)
             )
         for key in _SYMBOL_PARAMS:
             ref = self.properties.get(key)
             if ref is not None and ref.root_reference.data not in self.variant_names:  # type: ignore
                 raise VerifyException(f"{key} {ref} is not one of the group's variants")
-        if self.choice is not None and self.policy_or("static") != "static":
-            raise VerifyException("choice is only meaningful with policy \"static\"")
+        if self.choice is not None and self.policy_or("online") != "static":
+            raise VerifyException('choice is only meaningful with policy "static"')
         values = {key: self.int_param(key) for key in _INT_PARAMS}
         if values["warmup"] is not None and values["warmup"] < 0:
             raise VerifyException("warmup must be >= 0")
@@ -268,9 +268,7 @@ class GroupOp(IRDLOperation):
                 if not isinstance(sample, ArrayAttr) or not all(
                     isinstance(w, IntegerAttr) and w.value.data > 0 for w in sample.data
                 ):
-                    raise VerifyException(
-                        "workloads must be a list of lists of positive integers"
-                    )
+                    raise VerifyException("workloads must be a list of lists of positive integers")
                 sizes.add(len(sample.data))
             if len(sizes) > 1:
                 raise VerifyException("every sample workload must have the same length")
@@ -291,9 +289,9 @@ class GroupOp(IRDLOperation):
             known = {n: a for n, a in arities.items() if a is not None}
             if len(set(known.values())) > 1:
                 detail = ", ".join(f"@{n}: {a}" for n, a in known.items())
-                raise VerifyException(
-                    f"variants take different workload counts ({detail})"
-                )
+                raise VerifyException(f"variants take different workload counts ({detail})")
+            if isinstance(first, flow.ExecutableExportOp):
+                self._verify_kernel_arities(variants)  # type: ignore[arg-type]
             samples = self.sample_workloads()
             if samples and known and len(samples[0]) != next(iter(known.values())):
                 raise VerifyException(
@@ -309,6 +307,18 @@ class GroupOp(IRDLOperation):
                         f"but @{first_name} has type {expected}; all variants must have "
                         "the same function type"
                     )
+
+    def _verify_kernel_arities(self, variants: list[flow.ExecutableExportOp]) -> None:
+        executable = self.parent_op()
+        assert isinstance(executable, flow.ExecutableOp)
+        kernel = executable.kernel_module()
+        if kernel is None:
+            return
+        arities = {op.kernel_name: kernel.function_arity(op.kernel_name) for op in variants}
+        known = {name: n for name, n in arities.items() if n is not None}
+        if len(set(known.values())) > 1:
+            detail = ", ".join(f"@{name}: {n}" for name, n in known.items())
+            raise VerifyException(f"variant kernels take different numbers of arguments ({detail})")
 
     def verify_dispatch(self, dispatch: flow.DispatchOp) -> None:
         """Check that a `flow.dispatch` of this group fits its variants' interface."""

@@ -207,9 +207,7 @@ class ExecutableExportOp(IRDLOperation):
             if any(a.type != IndexType() for a in args[1:]):
                 raise VerifyException(f"{what} region workload arguments must be index")
             if region_results(region) != results:
-                raise VerifyException(
-                    f"{what} region must return {', '.join(map(str, results))}"
-                )
+                raise VerifyException(f"{what} region must return {', '.join(map(str, results))}")
         if self.condition_fallback is not None and not self.condition.blocks:
             raise VerifyException("fallback requires a condition region")
 
@@ -420,9 +418,7 @@ class TensorBarrierOp(IRDLOperation):
     results_ = var_result_def(TensorType)
 
     def __init__(self, sources: Sequence[SSAValue], signal_fence: SSAValue):
-        super().__init__(
-            operands=[sources, signal_fence], result_types=[[s.type for s in sources]]
-        )
+        super().__init__(operands=[sources, signal_fence], result_types=[[s.type for s in sources]])
 
     @classmethod
     def parse(cls, parser: Parser) -> TensorBarrierOp:

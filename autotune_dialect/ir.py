@@ -76,12 +76,13 @@ class LocatingParser(Parser):
         op = super().parse_operation()
         if not isinstance(op.location, FileLineColLoc):
             name_at = self._op_name_offset(op.name, start)
-            loc = SourceLocation.from_offset(self.lexer.input.name, self.lexer.input.content, name_at)
+            loc = SourceLocation.from_offset(
+                self.lexer.input.name, self.lexer.input.content, name_at
+            )
             op.location = FileLineColLoc(
                 StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column)
             )
         return op
-
 
     def _op_name_offset(self, name: str, start: int) -> int:
         """MLIR locates an op at its name, after any `%results =`."""

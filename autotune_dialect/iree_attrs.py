@@ -171,9 +171,7 @@ class PipelineBindingAttr(ParametrizedAttribute):
         kind = parser.parse_identifier("descriptor type (e.g. storage_buffer)")
         flags = ""
         if parser.parse_optional_punctuation(",") is not None:
-            flags = parser.parse_optional_str_literal() or parser.parse_identifier(
-                "binding flags"
-            )
+            flags = parser.parse_optional_str_literal() or parser.parse_identifier("binding flags")
         parser.parse_punctuation(">")
         return (StringAttr(kind), StringAttr(flags))
 
@@ -198,9 +196,7 @@ class PipelineLayoutAttr(ParametrizedAttribute):
     bindings: ArrayAttr[PipelineBindingAttr]
     flags: StringAttr
 
-    def __init__(
-        self, constants: int, bindings: Sequence[PipelineBindingAttr], flags: str = ""
-    ):
+    def __init__(self, constants: int, bindings: Sequence[PipelineBindingAttr], flags: str = ""):
         super().__init__(IntAttr(constants), ArrayAttr(bindings), StringAttr(flags))
 
     @classmethod

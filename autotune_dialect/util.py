@@ -332,9 +332,7 @@ class FuncOp(IRDLOperation):
     def verify_(self) -> None:
         if self.body.blocks:
             if tuple(self.body.block.arg_types) != self.function_type.inputs.data:
-                raise VerifyException(
-                    "entry block arguments must have the function's input types"
-                )
+                raise VerifyException("entry block arguments must have the function's input types")
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:
@@ -373,7 +371,9 @@ class CallOp(IRDLOperation):
     arguments = var_operand_def()
     res = var_result_def()
 
-    def __init__(self, callee: str, arguments: Sequence[SSAValue], result_types: Sequence[Attribute]):
+    def __init__(
+        self, callee: str, arguments: Sequence[SSAValue], result_types: Sequence[Attribute]
+    ):
         super().__init__(
             operands=[arguments],
             properties={"callee": SymbolRefAttr(callee)},
@@ -409,9 +409,7 @@ class CallOp(IRDLOperation):
             printer.print_string(" ")
             printer.print_attr_dict(self.attributes)
         printer.print_string(" : ")
-        printer.print_function_type(
-            [a.type for a in self.arguments], [r.type for r in self.res]
-        )
+        printer.print_function_type([a.type for a in self.arguments], [r.type for r in self.res])
 
 
 @irdl_op_definition

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, linalg, scf, tensor
+from xdsl.dialects import arith, linalg, scf, tensor
 from xdsl.dialects.builtin import (
     DictionaryAttr,
     FloatAttr,
@@ -95,7 +95,7 @@ class Group:
 class Site:
     """A dispatch or call of a group."""
 
-    op: flow.DispatchOp | util.CallOp | func.CallOp
+    op: flow.DispatchOp | util.CallOp
     group: Group
     key: list[SSAValue]
     static_key: tuple[int, ...] | None
@@ -116,7 +116,7 @@ class Lowering:
     def __init__(self, module: ModuleOp, policy: str, decisions: list[dict] | None):
         if policy not in POLICIES:
             raise DiagnosticError(
-                f"unknown policy \"{policy}\"; expected one of " + ", ".join(POLICIES)
+                f'unknown policy "{policy}"; expected one of ' + ", ".join(POLICIES)
             )
         self.module = module
         self.default_policy = policy
@@ -154,7 +154,7 @@ class Lowering:
                 target = lookup_symbol(op, op.entry_point)
                 if isinstance(target, GroupOp):
                     sites.append(self._site(op, self.groups[target], list(op.workload)))
-            elif isinstance(op, util.CallOp | func.CallOp):
+            elif isinstance(op, util.CallOp):
                 target = lookup_symbol(op, op.callee)
                 if isinstance(target, GroupOp):
                     sites.append(self._site(op, self.groups[target], None))
@@ -211,10 +211,7 @@ class Lowering:
             new.attributes.update(op.attributes)
             return new
         args = op.operands if arguments is None else arguments
-        results = [r.type for r in op.results]
-        if isinstance(op, func.CallOp):
-            return func.CallOp(variant, list(args), results)
-        return util.CallOp(variant, list(args), results)
+        return util.CallOp(variant, list(args), [r.type for r in op.results])
 
     def chain(
         self,
@@ -232,7 +229,9 @@ class Lowering:
                 return list(e.add(make(e, variants[i])).results)
             cond = e.cmp("eq", index, e.i32(i))
             return e.if_(
-                cond, types, lambda t: list(t.add(make(t, variants[i])).results),
+                cond,
+                types,
+                lambda t: list(t.add(make(t, variants[i])).results),
                 lambda f: branch(f, i + 1),
             )
 
@@ -298,7 +297,10 @@ class Lowering:
             and d.get("variant") in group.variants
         ]
         for decision in matching:
-            if site.static_key is not None and tuple(decision.get("workload", ())) == site.static_key:
+            if (
+                site.static_key is not None
+                and tuple(decision.get("workload", ())) == site.static_key
+            ):
                 return decision["variant"]
         return matching[0]["variant"] if matching else group.variants[0]
 
@@ -379,7 +381,9 @@ class Lowering:
                 if len(sample) != len(key):
                     continue
                 stored = em.value(util.GlobalLoadOp(self.choice_global(group, index), i32))
-                same = em.all_of([em.cmp("eq", k, em.i64(s)) for k, s in zip(key, sample, strict=True)])
+                same = em.all_of(
+                    [em.cmp("eq", k, em.i64(s)) for k, s in zip(key, sample, strict=True)]
+                )
                 choice = em.select(same, stored, choice)
         valid = em.cmp("sge", choice, em.i32(0))
         variant = em.select(valid, choice, default)
@@ -427,10 +431,14 @@ class Lowering:
                 arguments.append(self.synthetic_tensor(em, arg.type, dyn, i))
             else:
                 arguments.append(em.const(resolve(arg, f"operand #{i}"), arg.type))
-        workload = [em.const(k, IndexType()) for k in key] if isinstance(op, flow.DispatchOp) else None
+        workload = (
+            [em.const(k, IndexType()) for k in key] if isinstance(op, flow.DispatchOp) else None
+        )
         result_dims = None
         if isinstance(op, flow.DispatchOp):
-            result_dims = [em.const(resolve(d, "a result dimension"), IndexType()) for d in op.result_dims]
+            result_dims = [
+                em.const(resolve(d, "a result dimension"), IndexType()) for d in op.result_dims
+            ]
 
         def make(e: Emitter, variant: str) -> Operation:
             return self.variant_op(site, variant, arguments, argument_dims, workload, result_dims)

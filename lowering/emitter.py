@@ -81,9 +81,7 @@ class Emitter:
             return Region(block)
 
         has_else = otherwise is not None or bool(result_types)
-        op = scf.IfOp(
-            cond, result_types, region(then), region(otherwise) if has_else else Region()
-        )
+        op = scf.IfOp(cond, result_types, region(then), region(otherwise) if has_else else Region())
         self.add(op)
         return list(op.results)
 

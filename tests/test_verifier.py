@@ -2,9 +2,7 @@
 
 Every `tests/data/verify/*.mlir` is a valid module except for one broken rule and starts
 with `// expected-error: LINE:COL: error: MESSAGE`; the first line of the rendered
-diagnostic must be `PATH:LINE:COL: error: MESSAGE`. Files under `known_gaps/` show rules
-that should be enforced but are not yet (strict xfail: they start failing once the
-verifier catches them, so they can move up into the main folder).
+diagnostic must be `PATH:LINE:COL: error: MESSAGE`.
 """
 
 from __future__ import annotations
@@ -14,12 +12,10 @@ import re
 import pytest
 from conftest import DATA
 
-from autotune_dialect import DiagnosticError, GroupOp, parse_module
-from autotune_dialect import flow, hal, util
+from autotune_dialect import DiagnosticError, GroupOp, flow, hal, parse_module, util
 
 VERIFY = DATA / "verify"
 CASES = sorted(VERIFY.glob("*.mlir"))
-KNOWN_GAPS = sorted((VERIFY / "known_gaps").glob("*.mlir"))
 
 EXPECTED = re.compile(r"// expected-error: (\d+):(\d+): error: (.+)")
 
@@ -57,6 +53,7 @@ RULES = {
     "dispatch_binding_count",
     "dispatch_push_constant_count",
     "dispatch_flow_kernel_arity",
+    "kernel_arity_differs_between_variants",
     "call_of_export_group",
     "call_type_mismatch",
     "unknown_group_attribute",
@@ -103,23 +100,6 @@ def test_reports_expected_error(path):
     line, col = (int(n) for n in expected.split(":")[:2])
     assert rendered[1] == text.split("\n")[line - 1]
     assert rendered[2] == " " * (col - 1) + "^"
-
-
-def test_known_gaps_are_described():
-    assert KNOWN_GAPS
-    for path in KNOWN_GAPS:
-        assert path.read_text().startswith("// known-gap: "), path.name
-
-
-@pytest.mark.parametrize("path", KNOWN_GAPS, ids=lambda p: p.name)
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,  # "DID NOT RAISE", nothing else
-    reason="rule not enforced yet (see the file's first line)",
-)
-def test_known_gap_is_rejected(path):
-    with pytest.raises(DiagnosticError):
-        parse_module(path.read_text(), str(path))
 
 
 # --- valid modules, one per container kind ----------------------------------------------
@@ -257,11 +237,11 @@ def test_verify_module_catches_a_group_broken_after_parsing():
     "(\"'@g' does not reference a valid function\") before GroupOp.verify_call runs",
 )
 def test_func_call_of_function_group_verifies():
-    text = FUNC_FUNC_GROUP.replace(
-        "util.func public @main", "func.func public @main"
-    ).replace(
-        "%0 = util.call @g(%x, %s)", "%0 = func.call @g(%x, %s)"
-    ).replace("util.return %0", "return %0")
+    text = (
+        FUNC_FUNC_GROUP.replace("util.func public @main", "func.func public @main")
+        .replace("%0 = util.call @g(%x, %s)", "%0 = func.call @g(%x, %s)")
+        .replace("util.return %0", "return %0")
+    )
     assert "func.call @g(" in text
     try:
         parse_module(text, "func_call.mlir")
@@ -314,3 +294,25 @@ def test_policy_or_falls_back_without_policy():
     assert group.policy_or("online") == "online"
     assert group.policy_or("static") == "static"
     assert group.variant_names == ["g1", "g2", "g3"]
+
+
+def test_choice_without_policy_freezes_the_group():
+    text = FUNC_GROUP_WITH_CHOICE
+    module = parse_module(text, "choice.mlir")
+    group = next(op for op in module.walk() if isinstance(op, GroupOp))
+    assert group.policy is None
+    assert group.policy_or("online") == "static"
+    assert group.choice.root_reference.data == "f2"
+
+
+FUNC_GROUP_WITH_CHOICE = """\
+module {
+  util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
+    util.return %x : tensor<4xf32>
+  }
+  util.func private @f2(%x: tensor<4xf32>) -> tensor<4xf32> {
+    util.return %x : tensor<4xf32>
+  }
+  autotune.group @f variants([@f1, @f2]) {choice = @f2}
+}
+"""
