@@ -16,14 +16,20 @@ class LoadedModule:
     """A compiled module in a context with the host module; functions are attributes
     (numpy in, numpy out)."""
 
-    def __init__(self, vmfb: bytes | str | Path, device: str = "local-sync", **tuner_options):
+    def __init__(
+        self,
+        vmfb: bytes | str | Path,
+        device: str = "local-sync",
+        tuner_class: type[Tuner] = Tuner,
+        **tuner_options,
+    ):
         self.config = rt.Config(device)
         if isinstance(vmfb, str | Path):
             self.module = rt.VmModule.mmap(self.config.vm_instance, str(vmfb))
         else:
             self.module = rt.VmModule.copy_buffer(self.config.vm_instance, vmfb)
         self.groups = read_groups(self.module)
-        self.tuner = Tuner(self.groups, **tuner_options)
+        self.tuner = tuner_class(self.groups, **tuner_options)
         self.host = create_host_module(self.config.vm_instance, self.tuner)
         self.context = rt.SystemContext(vm_modules=[self.host, self.module], config=self.config)
         self._functions = self.context.modules[self.module.name]

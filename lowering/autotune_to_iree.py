@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects import arith, linalg, scf, tensor
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.linalg.ops import FillOp
 from xdsl.dialects.builtin import (
     DictionaryAttr,
     FloatAttr,
@@ -366,9 +367,6 @@ class Lowering:
     def lower_stored(self, em: Emitter, site: Site) -> list[SSAValue]:
         """`explicit` / `init`: run the stored choice for the key, else the reference."""
         group = site.group
-        if group.policy == "explicit":
-            for sample in group.op.sample_workloads():
-                group.key_index(tuple(sample))
         default = em.i32(group.default_index)
         if site.static_key is not None:
             choice = em.value(
@@ -455,7 +453,7 @@ class Lowering:
         else:
             fill = em.value(arith.ConstantOp(FloatAttr(0.5 + 0.25 * (seed % 5), element)))
         empty = em.value(tensor.EmptyOp(dims, type_))
-        filled = em.value(linalg.FillOp([fill], [empty], [type_]))
+        filled = em.value(FillOp([fill], [empty], [type_]))
         return em.add(util.OptimizationBarrierOp([filled])).results[0]
 
     def tune_function(self, sites: list[Site]) -> None:
@@ -524,8 +522,6 @@ class Lowering:
             site = next((s for s in sites if s.group is group), None)
             if site is None:
                 continue
-            for sample in group.op.sample_workloads():
-                group.key_index(tuple(sample))
             samples = group.op.int_param("min_samples") or DEFAULT_INIT_SAMPLES
             for key, index in list(group.keys.items()):
                 for variant in group.variants:
@@ -623,10 +619,10 @@ class Lowering:
         if not self.groups:
             return
         sites = self.collect_sites()
-        for site in sites:
-            if site.group.policy == "explicit":
-                for sample in site.group.op.sample_workloads():
-                    site.group.key_index(tuple(sample))
+        for group in self.groups.values():
+            if group.policy in ("explicit", "init"):
+                for sample in group.op.sample_workloads():
+                    group.key_index(tuple(sample))
         for site in sites:
             self.lower_site(site)
         self.tune_function(sites)

@@ -41,8 +41,7 @@ def compile_lowered(
         flags.append(f"--iree-hal-executable-object-search-path={Path(object_dir).resolve()}")
     flags += extra_args or []
     try:
-        # `--mlir-print-...` are not needed: diagnostics are read from stderr either way.
-        result = compile_str(text, target_backends=None, extra_args=flags)
+        result = compile_str(text, extra_args=flags)
     except CompilerToolError as err:
         raise DiagnosticError(_first_error(str(err)) or "iree-compile failed") from None
     assert isinstance(result, bytes)

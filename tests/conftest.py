@@ -19,3 +19,12 @@ def iree_opt() -> str:
 def run_iree_opt(tool: str, text: str) -> subprocess.CompletedProcess[str]:
     """`iree-opt` on text from stdin (canonical custom-syntax print)."""
     return subprocess.run([tool, "-"], input=text, capture_output=True, text=True, check=False)
+
+
+def runtime_tool(name: str) -> str:
+    """Path of a binary shipped in the pinned runtime wheel (iree-run-module, ...)."""
+    import iree._runtime_libs as libs
+
+    path = Path(libs.__file__).parent / name
+    assert path.exists(), path
+    return str(path)

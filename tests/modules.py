@@ -1,0 +1,125 @@
+"""Test modules whose variants give distinguishable results.
+
+Variant k of a tagged group computes `out = in + (k + 1)`, so the output of a call tells
+which variant ran.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def _kernel(name: str, tag: float, dynamic: bool, size: int) -> str:
+    t = "tensor<?xf32>" if dynamic else f"tensor<{size}xf32>"
+    ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
+    wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
+    if dynamic:
+        return f"""
+      func.func @{name}(%in: {ro}, %n_arg: index, %out: {wo}) {{
+        %n = iree_tensor_ext.dispatch.workload.ordinal %n_arg, 0 : index
+        %in_t = flow.dispatch.tie_shape %in : {ro}{{%n}}
+        %out_t = flow.dispatch.tie_shape %out : {wo}{{%n}}
+        %tag = arith.constant {tag:.1f} : f32
+        %0 = iree_tensor_ext.dispatch.tensor.load %in_t, offsets = [0], sizes = [%n], strides = [1] : {ro}{{%n}} -> {t}
+        %1 = tensor.empty(%n) : {t}
+        %2 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%0 : {t}) outs(%1 : {t}) {{
+        ^bb0(%a: f32, %o: f32):
+          %s = arith.addf %a, %tag : f32
+          linalg.yield %s : f32
+        }} -> {t}
+        iree_tensor_ext.dispatch.tensor.store %2, %out_t, offsets = [0], sizes = [%n], strides = [1] : {t} -> {wo}{{%n}}
+        return
+      }}"""
+    return f"""
+      func.func @{name}(%in: {ro}, %out: {wo}) {{
+        %tag = arith.constant {tag:.1f} : f32
+        %0 = iree_tensor_ext.dispatch.tensor.load %in, offsets = [0], sizes = [{size}], strides = [1] : {ro} -> {t}
+        %1 = tensor.empty() : {t}
+        %2 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%0 : {t}) outs(%1 : {t}) {{
+        ^bb0(%a: f32, %o: f32):
+          %s = arith.addf %a, %tag : f32
+          linalg.yield %s : f32
+        }} -> {t}
+        iree_tensor_ext.dispatch.tensor.store %2, %out, offsets = [0], sizes = [{size}], strides = [1] : {t} -> {wo}
+        return
+      }}"""
+
+
+def tagged_module(
+    variants: int = 3, dynamic: bool = False, size: int = 16, group_attrs: str = ""
+) -> str:
+    """A flow.executable group `@tagged::@add` of `variants` kernels, entry `@run`.
+
+    Static: `@run(tensor<SIZExf32>)`. Dynamic: `@run(tensor<?xf32>)`, the workload is the
+    length. `group_attrs` is the group's attribute dictionary text, e.g. `{policy = "static"}`.
+    """
+    names = [f"v{k}" for k in range(variants)]
+    exports = []
+    for name in names:
+        args = "%w: index" if dynamic else ""
+        slice_args = "%w" if dynamic else ""
+        exports.append(
+            f"""    flow.executable.export public @{name} workgroups({args}) -> (index, index, index) {{
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice({slice_args})
+      flow.return %x, %y, %z : index, index, index
+    }}"""
+        )
+    kernels = "".join(_kernel(n, k + 1, dynamic, size) for k, n in enumerate(names))
+    group = f"    autotune.group @add variants([{', '.join('@' + n for n in names)}]) {group_attrs}"
+    if dynamic:
+        entry = """  util.func public @run(%a: tensor<?xf32>) -> tensor<?xf32> {
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %a, %c0 : tensor<?xf32>
+    %r = flow.dispatch @tagged::@add[%n](%a, %n) : (tensor<?xf32>{%n}, index) -> tensor<?xf32>{%n}
+    util.return %r : tensor<?xf32>
+  }"""
+    else:
+        t = f"tensor<{size}xf32>"
+        entry = f"""  util.func public @run(%a: {t}) -> {t} {{
+    %r = flow.dispatch @tagged::@add(%a) : ({t}) -> {t}
+    util.return %r : {t}
+  }}"""
+    return (
+        "module {\n  flow.executable private @tagged {\n"
+        + "\n".join(exports)
+        + "\n"
+        + group
+        + "\n    builtin.module {"
+        + kernels
+        + "\n    }\n  }\n"
+        + entry
+        + "\n}\n"
+    )
+
+
+def function_group_module(group_attrs: str = "", size: int = 16) -> str:
+    """A module-level group `@f` of three `util.func`s, each dispatching one tagged kernel;
+    entry `@call_f(tensor<SIZExf32>)`."""
+    t = f"tensor<{size}xf32>"
+    base = tagged_module(3, False, size).replace(
+        "    autotune.group @add variants([@v0, @v1, @v2]) \n", ""
+    )
+    funcs = "".join(
+        f"""  util.func private @f{k}(%x: {t}) -> {t} {{
+    %r = flow.dispatch @tagged::@v{k}(%x) : ({t}) -> {t}
+    util.return %r : {t}
+  }}
+"""
+        for k in range(3)
+    )
+    entry = f"""  autotune.group @f variants([@f0, @f1, @f2]) {group_attrs}
+  util.func public @call_f(%a: {t}) -> {t} {{
+    %r = util.call @f(%a) : ({t}) -> {t}
+    util.return %r : {t}
+  }}
+"""
+    head, _, _ = base.rpartition("  util.func public @run")
+    return head + funcs + entry + "}\n"
+
+
+def matmul_example() -> tuple[str, Path]:
+    """The CPU matmul example (3 tile-size variants) and its path."""
+    path = EXAMPLES / "matmul_cpu.mlir"
+    return path.read_text(), path

@@ -1,0 +1,236 @@
+"""`autotune-to-iree` end to end on the CPU: lower, compile for llvm-cpu, run on local-sync."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import runtime_tool
+from modules import function_group_module, matmul_example, tagged_module
+
+from autotune_dialect import DiagnosticError
+from autotune_runtime.session import load
+from autotune_runtime.tuner import Tuner
+from lowering.autotune_to_iree import lower_to_iree
+from lowering.compile import compile
+
+POLICIES = ("static", "online", "explicit", "init")
+ZEROS = np.zeros(16, np.float32)
+
+
+def tag_of(output: np.ndarray) -> int:
+    """Index of the tagged variant that produced `output` (variant k adds k + 1)."""
+    values = set(np.unique(output).tolist())
+    assert len(values) == 1, values
+    return int(values.pop()) - 1
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    cache: dict[tuple[str, str], bytes] = {}
+
+    def get(text: str, policy: str) -> bytes:
+        if (text, policy) not in cache:
+            cache[(text, policy)] = compile(text, policy=policy)
+        return cache[(text, policy)]
+
+    return get
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_matmul_example_matches_numpy(policy, compiled):
+    text, _ = matmul_example()
+    module = load(compiled(text, policy))
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 256), dtype=np.float32)
+    b = rng.standard_normal((256, 256), dtype=np.float32)
+    if policy == "explicit":
+        module.tune()
+    for _ in range(13):  # enough calls for online tuning to commit
+        np.testing.assert_allclose(module.matmul(a, b), a @ b, rtol=1e-4, atol=1e-3)
+    decisions = module.decisions()
+    if policy == "static":
+        assert decisions == {}
+    else:
+        assert set(decisions) == {("matmul_kernels::matmul", ())}
+        assert decisions[("matmul_kernels::matmul", ())] in ("mm_16x16", "mm_32x32", "mm_64x64")
+    module.close()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_function_group_matches_numpy(policy, compiled):
+    module = load(compiled(function_group_module(), policy))
+    if policy == "explicit":
+        module.tune()
+    x = np.arange(16, dtype=np.float32)
+    for _ in range(13):
+        out = module.call_f(x)
+        assert tag_of(out - x) in (0, 1, 2)
+    chosen = module.decisions().get(("f", ()))
+    if policy == "static":
+        assert tag_of(module.call_f(x) - x) == 0  # the first variant
+    else:
+        assert tag_of(module.call_f(x) - x) == int(chosen[1:])
+    module.close()
+
+
+def test_online_explores_round_robin_then_commits(compiled):
+    module = load(compiled(tagged_module(), "online"), warmup=1, min_samples=2)
+    tags = [tag_of(module.run(ZEROS)) for _ in range(15)]
+    exploring = 3 * (1 + 2)
+    assert tags[:exploring] == [0, 1, 2] * 3
+    ((key, variant),) = module.decisions().items()
+    assert key == ("tagged::add", ())
+    assert tags[exploring:] == [int(variant[1:])] * (15 - exploring)
+    (state,) = module.tuner.states.values()
+    assert state.explored_calls == exploring
+    module.close()
+
+
+def test_committed_calls_do_not_call_the_host(compiled):
+    module = load(compiled(tagged_module(), "online"), warmup=0, min_samples=1)
+    for _ in range(3):
+        module.run(ZEROS)
+    (state,) = module.tuner.states.values()
+    selects_before = state.explored_calls
+    decided = module.tuner.select
+    calls = []
+    module.tuner.select = lambda *a: calls.append(a) or decided(*a)
+    for _ in range(20):
+        module.run(ZEROS)
+    assert len(calls) <= 1  # at most the call that learns of the commit
+    assert state.explored_calls == selects_before
+    module.close()
+
+
+def test_explicit_setter_getter_and_tuning(compiled):
+    text = tagged_module(group_attrs='{policy = "explicit", reference = @v1}')
+    module = load(compiled(text, "online"))
+    assert module.__autotune_get_tagged_add() == -1
+    assert tag_of(module.run(ZEROS)) == 1  # the reference variant before tuning
+    module.__autotune_set_tagged_add(2)
+    assert module.__autotune_get_tagged_add() == 2
+    assert tag_of(module.run(ZEROS)) == 2
+    module.__autotune_set_tagged_add(0)
+    assert tag_of(module.run(ZEROS)) == 0
+    module.tune()
+    chosen = int(module.decisions()[("tagged::add", ())][1:])
+    assert module.__autotune_get_tagged_add() == chosen
+    assert tag_of(module.run(ZEROS)) == chosen
+    module.close()
+
+
+def test_init_policy_is_tuned_at_load(compiled):
+    module = load(
+        compiled(tagged_module(group_attrs='{policy = "init", min_samples = 2}'), "online")
+    )
+    ((key, variant),) = module.decisions().items()  # decided before any call
+    assert tag_of(module.run(ZEROS)) == int(variant[1:])
+    (state,) = module.tuner.states.values()
+    assert [len(s) for s in state.samples] == [1, 1, 1]  # 2 runs each, 1 warm-up discarded
+    module.close()
+
+
+def test_static_choice_named_on_group_runs(compiled):
+    module = load(compiled(tagged_module(group_attrs="{choice = @v2}"), "online"))
+    assert tag_of(module.run(ZEROS)) == 2
+    module.close()
+
+
+def test_static_choice_from_tuning_cache_file(tmp_path):
+    cache = tmp_path / "decisions.json"
+    cache.write_text(
+        json.dumps(
+            {
+                "decisions": [
+                    {"group": "add", "container": "tagged", "workload": [], "variant": "v1"}
+                ]
+            }
+        )
+    )
+    lowered = lower_to_iree(tagged_module(), policy="static", cache=cache)
+    assert "@tagged::@v1" in lowered and "@tagged::@v0" not in lowered.split("builtin.module")[-1]
+
+
+class SizeDependentCost(Tuner):
+    """Measured times replaced by a cost model: v0 wins at n=8, v2 wins at n=16."""
+
+    def record(self, gid, variant, elapsed_ns, key):
+        n = key[0]
+        cost = {8: [1.0, 2.0, 3.0], 16: [3.0, 2.0, 1.0]}[n][variant]
+        super().record(gid, variant, cost, key)
+
+
+def test_dynamic_workloads_get_separate_decisions(compiled):
+    module = load(
+        compiled(tagged_module(dynamic=True), "online"),
+        tuner_class=SizeDependentCost,
+        warmup=0,
+        min_samples=2,
+    )
+    small, large = np.zeros(8, np.float32), np.zeros(16, np.float32)
+    for _ in range(8):
+        module.run(small)
+        module.run(large)
+    assert module.decisions() == {("tagged::add", (8,)): "v0", ("tagged::add", (16,)): "v2"}
+    for _ in range(3):
+        assert tag_of(module.run(small)) == 0
+        assert tag_of(module.run(large)) == 2
+    module.close()
+
+
+@pytest.mark.parametrize("policy", ("explicit", "init"))
+def test_sample_workloads_tune_dynamic_shapes(policy, compiled):
+    text = tagged_module(
+        dynamic=True, group_attrs=f'{{policy = "{policy}", workloads = [[8], [16]]}}'
+    )
+    module = load(compiled(text, "online"), tuner_class=SizeDependentCost, warmup=0, min_samples=2)
+    if policy == "explicit":
+        module.tune()
+    assert module.decisions() == {("tagged::add", (8,)): "v0", ("tagged::add", (16,)): "v2"}
+    assert tag_of(module.run(np.zeros(8, np.float32))) == 0
+    assert tag_of(module.run(np.zeros(16, np.float32))) == 2
+    assert tag_of(module.run(np.zeros(5, np.float32))) == 0  # unsampled size: reference
+    module.close()
+
+
+def test_static_build_imports_nothing_and_runs_under_iree_run_module(tmp_path):
+    text = tagged_module(group_attrs="{choice = @v1}")
+    lowered = lower_to_iree(text, policy="online")
+    assert "autotune." not in lowered
+    assert "util.global" not in lowered
+    vmfb = tmp_path / "static.vmfb"
+    vmfb.write_bytes(compile(text))
+    dump = subprocess.run(
+        [runtime_tool("iree-dump-module"), str(vmfb)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "autotune" not in dump
+    run = subprocess.run(
+        [
+            runtime_tool("iree-run-module"),
+            "--device=local-sync",
+            f"--module={vmfb}",
+            "--function=run",
+            "--input=16xf32=0",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "16xf32=2 2 2" in run.stdout
+
+
+def test_online_output_compiles_without_error_diagnostics():
+    # compile() raises on any `error:` line; the lowered text names the host imports.
+    text, _ = matmul_example()
+    lowered = lower_to_iree(text, policy="online")
+    assert "util.func private @autotune.select_w0(i64) -> (i32, i32)\n" in lowered
+    assert "autotune.group" not in lowered
+    assert compile(text, policy="online")
+
+
+def test_unknown_policy_option_is_a_diagnostic():
+    with pytest.raises(DiagnosticError, match='unknown policy "fast"'):
+        lower_to_iree(tagged_module(), policy="fast")
