@@ -26,7 +26,6 @@ from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.linalg.ops import FillOp
 from xdsl.dialects.builtin import (
     DictionaryAttr,
     FloatAttr,
@@ -40,6 +39,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
+from xdsl.dialects.linalg.ops import FillOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
