@@ -336,7 +336,7 @@ class Lowering:
 
             def commit(c: Emitter) -> list[SSAValue]:
                 c.add(util.GlobalStoreOp(variant, choice_name))
-                for name, value in zip(key_names, key, strict=True):
+                for name, value in zip(key_names, key if key_names else [], strict=True):
                     c.add(util.GlobalStoreOp(value, name))
                 return []
 

@@ -1,0 +1,124 @@
+"""`iree-autotune`: lower and compile modules with autotune groups.
+
+Errors are printed as `file:line:col: error: message` and exit with status 1; no traceback
+reaches the user, and no output file is written for a failed command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autotune_dialect.autotune import POLICIES
+from autotune_dialect.diagnostics import DiagnosticError
+from lowering.compile import TARGETS, compile
+from lowering.autotune_to_iree import lower_to_iree
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as err:
+        raise DiagnosticError(f"cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise DiagnosticError(f"{path} is not UTF-8 text") from None
+
+
+def _write(path: str, data: str | bytes) -> None:
+    """Write through a temporary file so that a failure leaves no partial output."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        if isinstance(data, bytes):
+            tmp.write_bytes(data)
+        else:
+            tmp.write_text(data)
+        tmp.replace(target)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise DiagnosticError(f"cannot write {path}: {err.strerror}") from None
+
+
+def cmd_lower(args: argparse.Namespace) -> int:
+    text = _read(args.input)
+    lowered = lower_to_iree(text, policy=args.policy, cache=args.cache, filename=args.input)
+    if args.output in (None, "-"):
+        sys.stdout.write(lowered)
+    else:
+        _write(args.output, lowered)
+    return 0
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    text = _read(args.input)
+    vmfb = compile(
+        text,
+        target=args.target,
+        arch=args.arch,
+        filename=args.input,
+        policy=args.policy,
+        cache=args.cache,
+    )
+    _write(args.output, vmfb)
+    return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with status 1 on a usage error, like every other error."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="iree-autotune",
+        description="Run-time selection among kernel variants for IREE.",
+    )
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    )
+
+    def policy_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--policy",
+            choices=POLICIES,
+            default="online",
+            help="policy of groups that name none (default: online)",
+        )
+        p.add_argument(
+            "--cache", metavar="FILE.json", help="tuning-cache export fixing static choices"
+        )
+
+    lower = sub.add_parser("lower", help="lower autotune groups to IREE input IR")
+    lower.add_argument("input", metavar="IN.mlir")
+    lower.add_argument("-o", "--output", metavar="OUT.mlir", help="output file (default: stdout)")
+    policy_options(lower)
+    lower.set_defaults(run=cmd_lower)
+
+    comp = sub.add_parser("compile", help="lower and compile to a .vmfb")
+    comp.add_argument("input", metavar="IN.mlir")
+    comp.add_argument("--target", choices=TARGETS, default="llvm-cpu")
+    comp.add_argument("--arch", help="CUDA architecture (sm_80, sm_90) or CPU name")
+    comp.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
+    policy_options(comp)
+    comp.set_defaults(run=cmd_compile)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except DiagnosticError as err:
+        print(err.render(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
