@@ -17,7 +17,7 @@ import numpy as np
 
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_runtime.session import load
-from lowering.compile import compile
+from lowering.driver import compile
 
 EXAMPLES = Path(__file__).parent
 OUT = EXAMPLES.parent / "out"

@@ -102,12 +102,15 @@ class Site:
     static_key: tuple[int, ...] | None
 
 
-def _constant_int(value: SSAValue) -> int | None:
+def _constant_int(value: SSAValue, known: dict[SSAValue, int] | None = None) -> int | None:
+    """The integer `value` holds: a constant, a `known` value, or a cast of either."""
+    if known and value in known:
+        return known[value]
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
     if isinstance(owner, arith.IndexCastOp):
-        return _constant_int(owner.input)
+        return _constant_int(owner.input, known)
     return None
 
 
@@ -396,9 +399,7 @@ class Lowering:
         known = dict(zip(site.key, key, strict=True))
 
         def resolve(value: SSAValue, what: str) -> int:
-            if value in known:
-                return known[value]
-            constant = _constant_int(value)
+            constant = _constant_int(value, known)
             if constant is None:
                 raise op_error(
                     site.op,

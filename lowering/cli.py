@@ -12,8 +12,8 @@ from pathlib import Path
 
 from autotune_dialect.autotune import POLICIES
 from autotune_dialect.diagnostics import DiagnosticError
-from lowering.compile import TARGETS, compile
 from lowering.autotune_to_iree import lower_to_iree
+from lowering.driver import TARGETS, compile
 
 
 def _read(path: str) -> str:

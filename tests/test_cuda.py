@@ -24,7 +24,7 @@ import pytest
 from conftest import DATA
 
 from autotune_dialect.diagnostics import DiagnosticError
-from lowering.compile import compile  # noqa: A004 - the project's public name
+from lowering.driver import compile  # noqa: A004 - the project's public name
 
 CUDA = DATA / "cuda"
 PTX = CUDA / "vecadd.ptx"
@@ -37,9 +37,8 @@ POLICIES = ("static", "online", "explicit", "init")
 ARCHS = ("sm_80", "sm_90")
 KERNELS = ("add_64", "add_128", "add_256")
 
-# Which module each policy compiles. vecadd_group.mlir itself only compiles under `static`
-# today; see the xfail tests at the end for the lowering bugs that block the others.
-MODULE_FOR_POLICY = {"static": GROUP, "online": DYNAMIC, "explicit": STATIC, "init": STATIC}
+# Which module each policy compiles: the combined module (a dynamic and a static entry).
+MODULE_FOR_POLICY = dict.fromkeys(POLICIES, GROUP)
 
 # What the .mlir files declare (also parsed from them below, and checked against this).
 EXPECTED = {
@@ -297,28 +296,3 @@ def test_missing_object_file_is_an_error(tmp_path):
     copy.write_text(STATIC.read_text())
     with pytest.raises(DiagnosticError, match=r"object file could not be loaded.*vecadd\.ptx"):
         compile(copy.read_text(), target="cuda", arch="sm_80", filename=copy, policy="static")
-
-
-# --- the combined module under the other policies (lowering bugs) ---------------------
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="lower_online: a dispatch with a constant workload (@vecadd_4096) zips an empty "
-    "key_names with the key (strict=True) in commit(): 'zip() argument 2 is longer than "
-    "argument 1'",
-)
-def test_combined_module_online():
-    compile(GROUP.read_text(), target="cuda", arch="sm_80", filename=GROUP, policy="online")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=DiagnosticError,
-    reason="synthetic_run cannot resolve the push constant arith.index_cast %n (of the "
-    "workload value): 'operand #2 is neither a constant nor a workload value'",
-)
-@pytest.mark.parametrize("policy", ["explicit", "init"])
-def test_combined_module_tuning_policies(policy):
-    compile(GROUP.read_text(), target="cuda", arch="sm_80", filename=GROUP, policy=policy)

@@ -14,7 +14,7 @@ from autotune_dialect import DiagnosticError
 from autotune_runtime.session import load
 from autotune_runtime.tuner import Tuner
 from lowering.autotune_to_iree import lower_to_iree
-from lowering.compile import compile
+from lowering.driver import compile
 
 POLICIES = ("static", "online", "explicit", "init")
 ZEROS = np.zeros(16, np.float32)
