@@ -7,6 +7,7 @@ Entry points: `parse_module` / `print_module` for text, `GroupOp` to build group
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.ir import make_context, parse_module, print_module, verify_module
+from autotune_dialect.notebook import register_if_interactive
 
 __all__ = [
     "POLICIES",
@@ -18,3 +19,5 @@ __all__ = [
     "print_module",
     "verify_module",
 ]
+
+register_if_interactive()

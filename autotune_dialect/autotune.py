@@ -446,7 +446,9 @@ class GroupOp(IRDLOperation):
     # --- notebooks ------------------------------------------------------------------
 
     def _repr_markdown_(self) -> str:
-        return f"```mlir\n{self}\n```"
+        from autotune_dialect.notebook import mlir_markdown
+
+        return mlir_markdown(self)
 
 
 _DESCRIBE: dict[type[Attribute], str] = {

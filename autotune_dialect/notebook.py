@@ -1,0 +1,45 @@
+"""Jupyter display: IR objects render as MLIR text.
+
+Importing `autotune_dialect` inside IPython registers the formatters; elsewhere,
+`%load_ext autotune_dialect.notebook` or `register(ipython)` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.ir import Operation
+
+from autotune_dialect.ir import print_module
+
+
+def mlir_text(op: Operation) -> str:
+    """The op as MLIR text, in the syntax IREE's tools read."""
+    return print_module(op).rstrip("\n")
+
+
+def mlir_markdown(op: Operation) -> str:
+    """The op as a fenced `mlir` code block."""
+    return f"```mlir\n{mlir_text(op)}\n```"
+
+
+def register(ipython: Any) -> None:
+    """Show every xDSL op as MLIR text (plain) and as an `mlir` code block (markdown)."""
+    formatters = ipython.display_formatter.formatters
+    formatters["text/plain"].for_type(Operation, lambda op, p, cycle: p.text(mlir_text(op)))
+    formatters["text/markdown"].for_type(Operation, mlir_markdown)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    register(ipython)
+
+
+def register_if_interactive() -> None:
+    """Register with the running IPython, if any."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        register(shell)

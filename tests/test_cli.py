@@ -1,0 +1,133 @@
+"""The installed console scripts: `iree-autotune` and the stock `xdsl-opt` with the plug-in."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA
+from modules import tagged_module
+
+from autotune_dialect import parse_module, print_module
+from autotune_runtime.session import load
+
+BIN = Path(sys.executable).parent
+IREE_AUTOTUNE = str(BIN / "iree-autotune")
+XDSL_OPT = str(BIN / "xdsl-opt")
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True, cwd=cwd, check=False)
+
+
+@pytest.fixture
+def group_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tagged.mlir"
+    path.write_text(tagged_module())
+    return path
+
+
+def test_xdsl_opt_round_trips_a_file_with_a_group(group_file):
+    result = run(XDSL_OPT, str(group_file))
+    assert result.returncode == 0, result.stderr
+    assert "autotune.group @add variants([@v0, @v1, @v2])" in result.stdout
+    assert "flow.executable private @tagged" in result.stdout
+    # The printed text is what the project itself prints for the same module.
+    assert result.stdout.strip() == print_module(parse_module(group_file.read_text())).strip()
+
+
+def test_xdsl_opt_lists_and_runs_the_lowering_pass(group_file):
+    assert "autotune-to-iree" in run(XDSL_OPT, "--help").stdout
+    result = run(XDSL_OPT, str(group_file), "-p", "autotune-to-iree{policy=static}")
+    assert result.returncode == 0, result.stderr
+    assert "flow.dispatch @tagged::@v0(" in result.stdout
+    assert "autotune.group" not in result.stdout
+
+
+def test_lower_writes_output_file(group_file, tmp_path):
+    out = tmp_path / "lowered.mlir"
+    result = run(IREE_AUTOTUNE, "lower", str(group_file), "-o", str(out), "--policy", "online")
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    assert "util.call @autotune.select_w0" in text
+    assert "autotune.group @" not in text
+
+
+def test_compile_writes_vmfb(group_file, tmp_path):
+    out = tmp_path / "m.vmfb"
+    result = run(IREE_AUTOTUNE, "compile", str(group_file), "--target", "llvm-cpu", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    module = load(out)
+    assert module.run(np.zeros(16, np.float32)).shape == (16,)
+    assert sorted(module.groups[0].variants) == ["v0", "v1", "v2"]
+    module.close()
+
+
+def test_verifier_error_is_located_without_traceback(tmp_path):
+    bad = DATA / "verify" / "layout_mismatch.mlir"
+    out = tmp_path / "never.mlir"
+    result = run(IREE_AUTOTUNE, "lower", str(bad), "-o", str(out))
+    assert result.returncode == 1
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"{bad}:15:5: error: 'autotune.group' op variant @add_128")
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_parse_error_is_located(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("module {\n  util.func public @f( {\n}\n")
+    result = run(IREE_AUTOTUNE, "lower", str(bad))
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"{bad}:2:")
+    assert "Traceback" not in result.stderr
+
+
+def test_failed_compile_keeps_existing_output(group_file, tmp_path):
+    out = tmp_path / "keep.vmfb"
+    out.write_bytes(b"previous")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(group_file.read_text().replace("@v1, @v2]", "@v1, @v9]"))
+    result = run(IREE_AUTOTUNE, "compile", str(bad), "-o", str(out))
+    assert result.returncode == 1
+    assert "variant @v9 not found" in result.stderr
+    assert out.read_bytes() == b"previous"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["lower", "missing.mlir"], "cannot read missing.mlir"),
+        (["lower", "x.mlir", "--policy", "fast"], "invalid choice: 'fast'"),
+        (["compile", "x.mlir", "--target", "tpu", "-o", "x.vmfb"], "invalid choice: 'tpu'"),
+    ],
+)
+def test_bad_arguments_exit_1(args, message, tmp_path):
+    result = run(IREE_AUTOTUNE, *args, cwd=tmp_path)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ipython_displays_ir_as_mlir(group_file):
+    shell_module = pytest.importorskip("IPython.core.interactiveshell")
+    from autotune_dialect.autotune import GroupOp
+    from autotune_dialect.notebook import register
+
+    shell = shell_module.InteractiveShell.instance()
+    register(shell)
+    module = parse_module(group_file.read_text())
+    data, _ = shell.display_formatter.format(module)
+    assert data["text/plain"].startswith("builtin.module {")
+    assert data["text/markdown"].startswith("```mlir\nbuiltin.module {")
+    group = next(op for op in module.walk() if isinstance(op, GroupOp))
+    data, _ = shell.display_formatter.format(group)
+    assert data["text/markdown"] == "```mlir\nautotune.group @add variants([@v0, @v1, @v2])\n```"
+
+
+def test_console_scripts_are_installed():
+    assert shutil.which(IREE_AUTOTUNE) and shutil.which(XDSL_OPT)
