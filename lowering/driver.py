@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+import sys
 from pathlib import Path
 
 from iree.compiler import CompilerToolError, compile_str
@@ -40,15 +43,28 @@ def compile_lowered(
     if object_dir is not None:
         flags.append(f"--iree-hal-executable-object-search-path={Path(object_dir).resolve()}")
     flags += extra_args or []
+    diagnostics = io.StringIO()
     try:
-        result = compile_str(text, extra_args=flags)
+        with contextlib.redirect_stderr(diagnostics):
+            result = compile_str(text, extra_args=flags)
     except CompilerToolError as err:
-        raise DiagnosticError(_first_error(str(err)) or "iree-compile failed") from None
+        raise DiagnosticError(first_error(str(err)) or "iree-compile failed") from None
+    check_diagnostics(diagnostics.getvalue())
     assert isinstance(result, bytes)
     return result
 
 
-def _first_error(log: str) -> str | None:
+def check_diagnostics(log: str) -> None:
+    """Fail on any `error:` line that iree-compile printed; pass other output on."""
+    error = first_error(log)
+    if error is not None:
+        raise DiagnosticError(f"iree-compile reported an error: {error}")
+    if log.strip():
+        sys.stderr.write(log)
+
+
+def first_error(log: str) -> str | None:
+    """The first `error:` diagnostic of a compiler log, with its location."""
     match = _ERROR_LINE.search(log)
     if match is None:
         return None

@@ -13,8 +13,8 @@ from modules import function_group_module, matmul_example, tagged_module
 from autotune_dialect import DiagnosticError
 from autotune_runtime.session import load
 from autotune_runtime.tuner import Tuner
-from lowering.autotune_to_iree import lower_to_iree
-from lowering.driver import compile
+from lowering.autotune_to_iree import lower_module, lower_to_iree
+from lowering.driver import check_diagnostics, compile, compile_lowered
 
 POLICIES = ("static", "online", "explicit", "init")
 ZEROS = np.zeros(16, np.float32)
@@ -234,3 +234,36 @@ def test_online_output_compiles_without_error_diagnostics():
 def test_unknown_policy_option_is_a_diagnostic():
     with pytest.raises(DiagnosticError, match='unknown policy "fast"'):
         lower_to_iree(tagged_module(), policy="fast")
+
+
+def test_error_diagnostic_fails_even_with_exit_code_zero():
+    log = "<stdin>:3:5: error: 'util.global' op has no value\nsome note\n"
+    with pytest.raises(DiagnosticError, match=r"<stdin>:3:5: 'util.global' op has no value"):
+        check_diagnostics(log)
+    check_diagnostics("<stdin>:1:1: warning: harmless\n")  # warnings pass
+
+
+def test_compiler_failure_is_a_diagnostic():
+    with pytest.raises(DiagnosticError, match="error"):
+        compile_lowered("util.func public @f() { %x = arith.constant 1 : i32 }")
+
+
+def test_group_built_from_python_lowers_without_text():
+    from autotune_dialect import GroupOp, parse_module, print_module
+    from autotune_dialect.flow import ExecutableOp
+
+    text = tagged_module().replace("    autotune.group @add variants([@v0, @v1, @v2]) \n", "")
+    text = text.replace("@tagged::@add(", "@tagged::@v0(")
+    module = parse_module(text)
+    executable = next(op for op in module.walk() if isinstance(op, ExecutableOp))
+    executable.body.block.add_op(GroupOp("add", ["v0", "v1", "v2"], choice="v2"))
+    dispatch = next(op for op in module.walk() if op.name == "flow.dispatch")
+    dispatch.properties["entry_points"] = type(dispatch.entry_points)(
+        [type(dispatch.entry_point)("tagged", ["add"])]
+    )
+    lower_module(module)
+    lowered = print_module(module)
+    assert "flow.dispatch @tagged::@v2(" in lowered
+    vm = load(compile_lowered(lowered))
+    assert tag_of(vm.run(ZEROS)) == 2
+    vm.close()
