@@ -32,7 +32,6 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
-    IsTerminator,
     NoTerminator,
     SymbolOpInterface,
     SymbolTable,
@@ -48,11 +47,10 @@ from autotune_dialect.passthrough import (
 )
 from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.syntax import (
+    ValuesTerminator,
     parse_attributes_keyword,
-    parse_operands_with_types,
     parse_region_with_signature,
     print_attributes_keyword,
-    print_operands_with_types,
     print_region_with_signature,
     region_results,
 )
@@ -194,23 +192,10 @@ class ExecutableExportOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ReturnOp(IRDLOperation):
+class ReturnOp(ValuesTerminator):
     """`flow.return`: terminator of `workgroups` regions."""
 
     name = "flow.return"
-
-    values = var_operand_def()
-    traits = traits_def(IsTerminator())
-
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[values])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReturnOp:
-        return cls(parse_operands_with_types(parser))
-
-    def print(self, printer: Printer) -> None:
-        print_operands_with_types(printer, self.values)
 
 
 def _parse_dims(parser: Parser, type_: Attribute) -> list[UnresolvedOperand]:

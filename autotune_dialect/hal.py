@@ -38,7 +38,6 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
-    IsTerminator,
     NoTerminator,
     SymbolOpInterface,
     SymbolTable,
@@ -55,6 +54,7 @@ from autotune_dialect.iree_attrs import (
 )
 from autotune_dialect.passthrough import parse_executable_body, print_executable_body
 from autotune_dialect.syntax import (
+    ValuesTerminator,
     parse_attributes_keyword,
     parse_flags,
     parse_operands_with_types,
@@ -63,7 +63,6 @@ from autotune_dialect.syntax import (
     print_attributes_keyword,
     print_flags,
     print_operand_list,
-    print_operands_with_types,
     print_property_dict,
     print_region_with_signature,
     region_results,
@@ -275,23 +274,10 @@ class ExecutableExportOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ReturnOp(IRDLOperation):
+class ReturnOp(ValuesTerminator):
     """`hal.return`: terminator of export count and condition regions."""
 
     name = "hal.return"
-
-    values = var_operand_def()
-    traits = traits_def(IsTerminator())
-
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[values])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReturnOp:
-        return cls(parse_operands_with_types(parser))
-
-    def print(self, printer: Printer) -> None:
-        print_operands_with_types(printer, self.values)
 
 
 @irdl_op_definition

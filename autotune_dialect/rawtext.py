@@ -41,9 +41,8 @@ def _skip_comment(text: str, pos: int) -> int:
     return len(text) if end < 0 else end
 
 
-def tokens_outside_literals(text: str) -> Iterator[tuple[int, str]]:
-    """Yield (offset, char) for characters outside string literals and `//` comments."""
-    pos = 0
+def tokens_outside_literals(text: str, pos: int = 0) -> Iterator[tuple[int, str]]:
+    """Yield (offset, char) from `pos` on, outside string literals and `//` comments."""
     while pos < len(text):
         ch = text[pos]
         if ch == '"':
@@ -63,15 +62,7 @@ def find_region_op_end(text: str, start: int) -> int:
     ends after the first brace group that is not followed by another `{`.
     """
     depth = 0
-    pos = start
-    while pos < len(text):
-        ch = text[pos]
-        if ch == '"':
-            pos = _skip_string(text, pos + 1)
-            continue
-        if ch == "/" and text.startswith("//", pos):
-            pos = _skip_comment(text, pos)
-            continue
+    for pos, ch in tokens_outside_literals(text, start):
         if ch == "{":
             depth += 1
         elif ch == "}":
@@ -82,7 +73,6 @@ def find_region_op_end(text: str, start: int) -> int:
                 nxt = _next_significant(text, pos + 1)
                 if nxt >= len(text) or text[nxt] != "{":
                     return pos + 1
-        pos += 1
     raise ScanError("unexpected end of input inside a region", start)
 
 
@@ -105,30 +95,20 @@ def substitute_aliases(text: str, resolve: Callable[[str], str | None]) -> str:
     """
     out: list[str] = []
     last = 0
-    pos = 0
     n = len(text)
-    while pos < n:
-        ch = text[pos]
-        if ch == '"':
-            pos = _skip_string(text, pos + 1)
+    for pos, ch in tokens_outside_literals(text):
+        if pos < last or ch not in "#!" or (pos and text[pos - 1] in _IDENT_CHARS):
             continue
-        if ch == "/" and text.startswith("//", pos):
-            pos = _skip_comment(text, pos)
-            continue
-        if ch in "#!" and (pos == 0 or text[pos - 1] not in _IDENT_CHARS):
-            end = pos + 1
-            while end < n and text[end] in _IDENT_CHARS:
-                end += 1
-            name = text[pos:end]
-            if len(name) > 1 and "." not in name and (end >= n or text[end] != "<"):
-                replacement = resolve(name)
-                if replacement is not None:
-                    out.append(text[last:pos])
-                    out.append(replacement)
-                    last = end
-            pos = end
-            continue
-        pos += 1
+        end = pos + 1
+        while end < n and text[end] in _IDENT_CHARS:
+            end += 1
+        name = text[pos:end]
+        if len(name) > 1 and "." not in name and (end >= n or text[end] != "<"):
+            replacement = resolve(name)
+            if replacement is not None:
+                out.append(text[last:pos])
+                out.append(replacement)
+                last = end
     out.append(text[last:])
     return "".join(out)
 

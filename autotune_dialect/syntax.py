@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr
-from xdsl.ir import Attribute, Block, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, ParametrizedAttribute, Region, SSAValue
+from xdsl.irdl import IRDLOperation, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import IsTerminator
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 
@@ -156,9 +158,19 @@ def print_operands_with_types(printer: Printer, values: Sequence[SSAValue]) -> N
         print_type_list(printer, values)
 
 
-def empty_region() -> Region:
-    return Region()
+class ValuesTerminator(IRDLOperation):
+    """A terminator printed as `NAME %a, %b : T1, T2` (IREE's `hal.return`, `flow.return`,
+    `util.return`)."""
 
+    values = var_operand_def()
+    traits = traits_def(IsTerminator())
 
-def single_block_region(block: Block | None = None) -> Region:
-    return Region(block or Block())
+    def __init__(self, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[values])
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        return cls(parse_operands_with_types(parser))
+
+    def print(self, printer: Printer) -> None:
+        print_operands_with_types(printer, self.values)

@@ -36,7 +36,6 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     CallableOpInterface,
     IsolatedFromAbove,
-    IsTerminator,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -44,6 +43,7 @@ from xdsl.utils.exceptions import VerifyException
 from autotune_dialect.iree_attrs import IREEOpaqueAttr, opaque_classes
 from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.syntax import (
+    ValuesTerminator,
     parse_attributes_keyword,
     parse_operands_with_types,
     parse_property_dict,
@@ -413,23 +413,10 @@ class CallOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ReturnOp(IRDLOperation):
-    """`util.return %a, %b : T1, T2`."""
+class ReturnOp(ValuesTerminator):
+    """`util.return`: return from a `util.func` or `util.initializer`."""
 
     name = "util.return"
-
-    values = var_operand_def()
-    traits = traits_def(IsTerminator())
-
-    def __init__(self, values: Sequence[SSAValue] = ()):
-        super().__init__(operands=[values])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ReturnOp:
-        return cls(parse_operands_with_types(parser))
-
-    def print(self, printer: Printer) -> None:
-        print_operands_with_types(printer, self.values)
 
 
 @irdl_op_definition
