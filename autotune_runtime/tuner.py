@@ -1,15 +1,21 @@
-"""Selection state behind the host imports: which variant to run next, and when to commit.
+"""Selection state behind the host imports: which variant runs next, and when to commit.
 
-The rule here is the simplest one that makes every policy work: after `warmup` discarded
-runs, each variant is measured `min_samples` times round robin, then the variant with the
-lowest median wins. Failed or missing measurements count as infinitely slow.
+One `KeyState` per (group, workload key). Exploration is round robin over the variants the
+stop rule (`stats.py`) has not eliminated; a commit is written to the tuning cache, and a
+key found in the cache starts committed, so its first call explores nothing.
+
+Parameters come from, in increasing precedence: `StopRule` defaults, the options given at
+load, and the group's own attributes (`warmup`, `min_samples`, `max_samples`, `confidence`).
 """
 
 from __future__ import annotations
 
-import math
-import statistics
+import time
 from dataclasses import dataclass, field
+
+from autotune_runtime.cache import CacheKey, Entry, TuningCache
+from autotune_runtime.fingerprint import DeviceFingerprint
+from autotune_runtime.stats import StopRule, VariantStats, next_or_winner
 
 Key = tuple[int, ...]
 
@@ -23,6 +29,7 @@ class GroupInfo:
     container: str | None
     variants: tuple[str, ...]
     policy: str
+    fingerprint: str = ""
     workload_arity: int = 0
     params: dict = field(default_factory=dict, hash=False, compare=False)
 
@@ -38,6 +45,7 @@ class GroupInfo:
             container=entry.get("container"),
             variants=tuple(entry["variants"]),
             policy=str(entry["policy"]),
+            fingerprint=str(entry.get("fingerprint", "")),
             workload_arity=int(entry.get("workload_arity", 0)),
             params=dict(entry.get("params", {})),
         )
@@ -45,61 +53,98 @@ class GroupInfo:
 
 @dataclass
 class KeyState:
-    """Measurements of one group at one workload key."""
+    """Measurements and decision of one group at one workload key."""
 
-    samples: list[list[float]]
-    seen: list[int]
+    variants: list[VariantStats]
     decision: int | None = None
+    from_cache: bool = False
     explored_calls: int = 0
+    cached_stats: list[dict] | None = None
 
-    def medians(self) -> list[float]:
-        return [statistics.median(s) if s else math.inf for s in self.samples]
+    def summaries(self) -> list[dict]:
+        if self.cached_stats is not None and not any(v.runs for v in self.variants):
+            return self.cached_stats
+        return [v.summary() for v in self.variants]
 
 
-@dataclass
 class Tuner:
-    """Round-robin exploration and commit, per (group, workload key)."""
+    """Round-robin exploration with successive elimination, per (group, workload key)."""
 
-    groups: dict[int, GroupInfo]
-    warmup: int = 1
-    min_samples: int = 3
-    states: dict[tuple[int, Key], KeyState] = field(default_factory=dict)
+    def __init__(
+        self,
+        groups: dict[int, GroupInfo],
+        rule: StopRule | None = None,
+        cache: TuningCache | None = None,
+        device: DeviceFingerprint | None = None,
+    ):
+        self.groups = groups
+        self.rule = rule or StopRule()
+        self.cache = cache
+        self.device = device
+        self.states: dict[tuple[int, Key], KeyState] = {}
+
+    def rule_for(self, gid: int) -> StopRule:
+        return self.rule.with_overrides(self.groups[gid].params)
+
+    def cache_key(self, gid: int, key: Key) -> CacheKey:
+        group = self.groups[gid]
+        device = self.device.digest() if self.device else ""
+        return CacheKey(device, group.fingerprint, group.qualified_name, key)
 
     def state(self, gid: int, key: Key) -> KeyState:
         if (gid, key) not in self.states:
-            n = len(self.groups[gid].variants)
-            self.states[(gid, key)] = KeyState([[] for _ in range(n)], [0] * n)
+            group = self.groups[gid]
+            state = KeyState([VariantStats() for _ in group.variants])
+            entry = self.cache.get(self.cache_key(gid, key)) if self.cache else None
+            if entry is not None and entry.variant in group.variants:
+                state.decision = group.variants.index(entry.variant)
+                state.from_cache = True
+                state.cached_stats = entry.stats.get("variants")
+            self.states[(gid, key)] = state
         return self.states[(gid, key)]
 
-    def _param(self, gid: int, name: str, default: int) -> int:
-        return int(self.groups[gid].params.get(name, default))
+    # --- the host imports ----------------------------------------------------------------
 
     def select(self, gid: int, key: Key) -> tuple[int, bool]:
         """The variant to run next and whether the choice is final."""
         state = self.state(gid, key)
         if state.decision is not None:
             return state.decision, True
-        warmup = self._param(gid, "warmup", self.warmup)
-        needed = warmup + self._param(gid, "min_samples", self.min_samples)
-        pending = [i for i, seen in enumerate(state.seen) if seen < needed]
-        if not pending:
-            return self.decide(gid, key), True
+        variant, winner = next_or_winner(self.rule_for(gid), state.variants)
+        if winner is not None:
+            self._commit(gid, key, state, winner)
+            return winner, True
         state.explored_calls += 1
-        return min(pending, key=lambda i: state.seen[i]), False
+        assert variant is not None
+        return variant, False
 
     def record(self, gid: int, variant: int, elapsed_ns: float, key: Key) -> None:
         state = self.state(gid, key)
-        if not 0 <= variant < len(state.samples):
-            return
-        state.seen[variant] += 1
-        if state.seen[variant] > self._param(gid, "warmup", self.warmup):
-            state.samples[variant].append(float(elapsed_ns))
+        if 0 <= variant < len(state.variants):
+            state.variants[variant].add(elapsed_ns, self.rule_for(gid).warmup)
 
     def decide(self, gid: int, key: Key) -> int:
-        """Commit to the fastest variant measured so far (variant 0 if none was)."""
+        """Commit now to the fastest variant measured so far (the first if none was)."""
         state = self.state(gid, key)
         if state.decision is None:
-            medians = state.medians()
-            best = min(range(len(medians)), key=lambda i: medians[i])
-            state.decision = best if math.isfinite(medians[best]) else 0
+            medians = [v.median for v in state.variants]
+            self._commit(gid, key, state, min(range(len(medians)), key=medians.__getitem__))
+        assert state.decision is not None
         return state.decision
+
+    def _commit(self, gid: int, key: Key, state: KeyState, winner: int) -> None:
+        state.decision = winner
+        if self.cache is None:
+            return
+        group = self.groups[gid]
+        stats = {
+            "variants": [
+                {"variant": name, **v.summary()}
+                for name, v in zip(group.variants, state.variants, strict=True)
+            ],
+            "explored_calls": state.explored_calls,
+        }
+        info = self.device.__dict__ if self.device else {}
+        self.cache.put(
+            Entry(self.cache_key(gid, key), group.variants[winner], stats, dict(info), time.time())
+        )

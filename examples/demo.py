@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ def tune_matmul() -> None:
     OUT.mkdir(exist_ok=True)
     (OUT / "matmul_cpu.vmfb").write_bytes(vmfb)
 
-    module = load(vmfb, device="local-task")
+    module = load(vmfb, device="local-task", cache=False)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((256, 256), dtype=np.float32)
     b = rng.standard_normal((256, 256), dtype=np.float32)
@@ -42,19 +41,19 @@ def tune_matmul() -> None:
         np.testing.assert_allclose(module.matmul(a, b), expected, rtol=1e-4, atol=1e-3)
         calls += 1
     np.testing.assert_allclose(module.matmul(a, b), expected, rtol=1e-4, atol=1e-3)
-    decisions = module.decisions()
-    if not decisions:
+    if not module.decisions():
         raise SystemExit(f"no decision after {MAX_CALLS} calls")
 
-    (group,) = module.groups.values()
-    (state,) = module.tuner.states.values()
-    print(f"\nonline tuning committed after {calls} calls ({state.explored_calls} exploring)")
-    print(f"{'variant':<12}{'samples':>8}{'median us':>12}{'min us':>10}")
-    for name, samples in zip(group.variants, state.samples, strict=True):
-        median = statistics.median(samples) / 1e3
-        print(f"{name:<12}{len(samples):>8}{median:>12.1f}{min(samples) / 1e3:>10.1f}")
-    winner = decisions[(group.qualified_name, ())]
-    print(f"winner: {winner}; every result matched numpy (rtol 1e-4)")
+    (stats,) = module.stats()
+    print(f"\nonline tuning committed after {calls} calls ({stats['explored_calls']} exploring)")
+    print(f"{'variant':<12}{'samples':>8}{'median us':>12}{'min us':>10}{'spread us':>11}")
+    for v in stats["variants"]:
+        note = "  (eliminated)" if v["eliminated"] else ""
+        print(
+            f"{v['variant']:<12}{v['samples']:>8}{v['median_ns'] / 1e3:>12.1f}"
+            f"{v['min_ns'] / 1e3:>10.1f}{v['spread_ns'] / 1e3:>11.1f}{note}"
+        )
+    print(f"winner: {stats['decision']}; every result matched numpy (rtol 1e-4)")
     module.close()
 
 

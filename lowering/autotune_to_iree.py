@@ -19,7 +19,9 @@ The variants are selected with a nested `scf.if` chain (one branch per variant, 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +49,8 @@ from autotune_dialect import flow, hal, util
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, op_error
 from autotune_dialect.ir import make_context, parse_module, print_module, verify_module
+from autotune_dialect.iree_attrs import attribute_text
+from autotune_dialect.passthrough import kernel_modules
 from autotune_dialect.symbols import lookup_symbol
 from autotune_runtime import interface
 from lowering.emitter import Emitter
@@ -77,6 +81,33 @@ class Group:
         if self.container_name is None:
             return self.op.group_name
         return f"{self.container_name}.{self.op.group_name}"
+
+    @property
+    def display_name(self) -> str:
+        """`executable::group`, or `group` for a function group (the runtime's name)."""
+        if self.container_name is None:
+            return self.op.group_name
+        return f"{self.container_name}::{self.op.group_name}"
+
+    def fingerprint(self, base_dir: Path | None) -> str:
+        """Digest of the variant set and what the variants run: their ops, the container's
+        kernel modules and external objects (with the files they name, when found)."""
+        digest = hashlib.sha256()
+        siblings = self.op.resolve_variants()
+        for name, variant in zip(self.variants, siblings, strict=True):
+            digest.update(name.encode() + b"\0" + print_module(variant).encode())
+        if self.container_name is not None:
+            for module in kernel_modules(self.container):
+                digest.update(module.text.data.encode())
+            objects = self.container.properties.get("objects")
+            if objects is not None:
+                text = attribute_text(objects)
+                digest.update(text.encode())
+                for path in re.findall(r'path = "([^"]+)"', text):
+                    file = Path(path) if base_dir is None else base_dir / path
+                    if file.is_file():
+                        digest.update(file.read_bytes())
+        return digest.hexdigest()[:32]
 
     def symbol(self, suffix: str) -> str:
         return f"__autotune.{self.qualified_name}.{suffix}"
@@ -117,12 +148,19 @@ def _constant_int(value: SSAValue, known: dict[SSAValue, int] | None = None) -> 
 class Lowering:
     """One run of the pass over a module."""
 
-    def __init__(self, module: ModuleOp, policy: str, decisions: list[dict] | None):
+    def __init__(
+        self,
+        module: ModuleOp,
+        policy: str,
+        decisions: list[dict] | None,
+        base_dir: Path | None = None,
+    ):
         if policy not in POLICIES:
             raise DiagnosticError(
                 f'unknown policy "{policy}"; expected one of ' + ", ".join(POLICIES)
             )
         self.module = module
+        self.base_dir = base_dir
         self.default_policy = policy
         self.decisions = decisions or []
         self.groups: dict[GroupOp, Group] = {}
@@ -293,11 +331,17 @@ class Lowering:
         group = site.group
         if group.op.choice is not None:
             return group.op.choice.root_reference.data
+        qualified = group.display_name
         matching = [
             d
             for d in self.decisions
-            if d.get("group") == group.op.group_name
-            and d.get("container") == group.container_name
+            if (
+                d.get("group") == qualified
+                or (
+                    d.get("group") == group.op.group_name
+                    and d.get("container") == group.container_name
+                )
+            )
             and d.get("variant") in group.variants
         ]
         for decision in matching:
@@ -572,6 +616,7 @@ class Lowering:
                 {
                     "id": group.gid,
                     "name": op.group_name,
+                    "fingerprint": group.fingerprint(self.base_dir),
                     "container": group.container_name,
                     "variants": group.variants,
                     "policy": group.policy,
@@ -645,10 +690,19 @@ def load_decisions(path: str | Path | None) -> list[dict]:
     return [d for d in decisions if isinstance(d, dict)]
 
 
-def lower_module(module: ModuleOp, policy: str = "online", cache: str | Path | None = None) -> None:
-    """Lower every group of `module` in place (the module must verify)."""
+def lower_module(
+    module: ModuleOp,
+    policy: str = "online",
+    cache: str | Path | None = None,
+    base_dir: str | Path | None = None,
+) -> None:
+    """Lower every group of `module` in place (the module must verify).
+
+    `base_dir` is where relative object paths resolve (for the groups' fingerprints).
+    """
     verify_module(module)
-    Lowering(module, policy, load_decisions(cache)).run()
+    folder = None if base_dir is None else Path(base_dir)
+    Lowering(module, policy, load_decisions(cache), folder).run()
     verify_module(module)
 
 
@@ -657,7 +711,8 @@ def lower_to_iree(
 ) -> str:
     """Parse, lower and print: autotune IR in, IREE input IR out."""
     module = parse_module(text, filename, make_context())
-    lower_module(module, policy, cache)
+    base_dir = Path(filename).parent if filename != "<input>" else None
+    lower_module(module, policy, cache, base_dir)
     return print_module(module)
 
 

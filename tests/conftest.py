@@ -28,3 +28,9 @@ def runtime_tool(name: str) -> str:
     path = Path(libs.__file__).parent / name
     assert path.exists(), path
     return str(path)
+
+
+@pytest.fixture(autouse=True)
+def isolated_tuning_cache(tmp_path, monkeypatch):
+    """Every test gets its own default tuning cache file."""
+    monkeypatch.setenv("IREE_AUTOTUNE_CACHE", str(tmp_path / "tuning-cache.sqlite3"))

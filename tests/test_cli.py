@@ -13,11 +13,15 @@ from conftest import DATA
 from modules import tagged_module
 
 from autotune_dialect import parse_module, print_module
-from autotune_runtime.session import load
+from autotune_runtime.session import load as load_module
 
 BIN = Path(sys.executable).parent
 IREE_AUTOTUNE = str(BIN / "iree-autotune")
 XDSL_OPT = str(BIN / "xdsl-opt")
+
+
+def load(vmfb, **options):
+    return load_module(vmfb, device="local-sync", **options)
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

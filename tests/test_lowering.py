@@ -11,13 +11,18 @@ from conftest import runtime_tool
 from modules import function_group_module, matmul_example, tagged_module
 
 from autotune_dialect import DiagnosticError
-from autotune_runtime.session import load
+from autotune_runtime.session import load as load_module
 from autotune_runtime.tuner import Tuner
 from lowering.autotune_to_iree import lower_module, lower_to_iree
 from lowering.driver import check_diagnostics, compile, compile_lowered
 
 POLICIES = ("static", "online", "explicit", "init")
 ZEROS = np.zeros(16, np.float32)
+
+
+def load(vmfb, **options):
+    """Load on local-sync (deterministic on 2 cores), tuning cache per test."""
+    return load_module(vmfb, device="local-sync", **options)
 
 
 def tag_of(output: np.ndarray) -> int:
@@ -42,7 +47,7 @@ def compiled():
 @pytest.mark.parametrize("policy", POLICIES)
 def test_matmul_example_matches_numpy(policy, compiled):
     text, _ = matmul_example()
-    module = load(compiled(text, policy))
+    module = load(compiled(text, policy), max_samples=3)
     rng = np.random.default_rng(1)
     a = rng.standard_normal((256, 256), dtype=np.float32)
     b = rng.standard_normal((256, 256), dtype=np.float32)
@@ -61,7 +66,7 @@ def test_matmul_example_matches_numpy(policy, compiled):
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_function_group_matches_numpy(policy, compiled):
-    module = load(compiled(function_group_module(), policy))
+    module = load(compiled(function_group_module(), policy), max_samples=3)
     if policy == "explicit":
         module.tune()
     x = np.arange(16, dtype=np.float32)
@@ -77,7 +82,7 @@ def test_function_group_matches_numpy(policy, compiled):
 
 
 def test_online_explores_round_robin_then_commits(compiled):
-    module = load(compiled(tagged_module(), "online"), warmup=1, min_samples=2)
+    module = load(compiled(tagged_module(), "online"), warmup=1, min_samples=2, max_samples=2)
     tags = [tag_of(module.run(ZEROS)) for _ in range(15)]
     exploring = 3 * (1 + 2)
     assert tags[:exploring] == [0, 1, 2] * 3
@@ -90,7 +95,7 @@ def test_online_explores_round_robin_then_commits(compiled):
 
 
 def test_committed_calls_do_not_call_the_host(compiled):
-    module = load(compiled(tagged_module(), "online"), warmup=0, min_samples=1)
+    module = load(compiled(tagged_module(), "online"), warmup=0, min_samples=1, max_samples=1)
     for _ in range(3):
         module.run(ZEROS)
     (state,) = module.tuner.states.values()
@@ -129,7 +134,7 @@ def test_init_policy_is_tuned_at_load(compiled):
     ((key, variant),) = module.decisions().items()  # decided before any call
     assert tag_of(module.run(ZEROS)) == int(variant[1:])
     (state,) = module.tuner.states.values()
-    assert [len(s) for s in state.samples] == [1, 1, 1]  # 2 runs each, 1 warm-up discarded
+    assert [len(v.samples) for v in state.variants] == [1, 1, 1]  # 2 runs, 1 warm-up
     module.close()
 
 
