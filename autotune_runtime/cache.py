@@ -26,6 +26,10 @@ class CacheWarning(UserWarning):
     """A problem with the tuning cache that tuning continues past."""
 
 
+class NewerSchemaError(sqlite3.DatabaseError):
+    """The file was written by a newer version of this program: leave it alone."""
+
+
 @dataclass(frozen=True)
 class CacheKey:
     """Everything a decision depends on, and only that.
@@ -99,8 +103,8 @@ class TuningCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = self._connect(str(self.path))
-        except (OSError, sqlite3.OperationalError) as err:
-            return self._in_memory(f"cannot open tuning cache {self.path} ({err})")
+        except (OSError, sqlite3.OperationalError, NewerSchemaError) as err:
+            return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
         except sqlite3.DatabaseError as err:
             conn = self._set_aside(err)
             if conn is None:
@@ -142,7 +146,7 @@ class TuningCache:
                 row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
                 version = int(row[0]) if row else 1
                 if version > SCHEMA_VERSION:
-                    raise sqlite3.DatabaseError(
+                    raise NewerSchemaError(
                         f"schema version {version} is newer than this program's {SCHEMA_VERSION}"
                     )
                 for target in range(version + 1, SCHEMA_VERSION + 1):
