@@ -48,7 +48,10 @@ class LoadedModule:
         self.groups = read_groups(self.module)
         self.cache = open_cache(cache) if self.groups else None
         self.fingerprint = fingerprint or device_fingerprint(device)
-        rule = StopRule(**rule_options)
+        unknown = set(rule_options) - {"warmup", "min_samples", "max_samples", "confidence"}
+        if unknown:
+            raise TypeError(f"unknown load option(s): {', '.join(sorted(unknown))}")
+        rule = StopRule().with_overrides(rule_options)
         self.tuner = tuner_class(self.groups, rule, self.cache, self.fingerprint)
         self.host = create_host_module(self.config.vm_instance, self.tuner)
         self.context = rt.SystemContext(vm_modules=[self.host, self.module], config=self.config)

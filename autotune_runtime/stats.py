@@ -45,10 +45,16 @@ class StopRule:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
 
     def with_overrides(self, params: dict) -> StopRule:
-        """This rule with a group's own parameters (those it names) applied."""
+        """This rule with the parameters that `params` names applied; a `max_samples`
+        below the current `min_samples` lowers `min_samples` too (unless it is named)."""
         names = ("warmup", "min_samples", "max_samples", "confidence")
         known = {k: params[k] for k in names if k in params}
-        return StopRule(**{**self.__dict__, **known}) if known else self
+        if not known:
+            return self
+        merged = {**self.__dict__, **known}
+        if "min_samples" not in known:
+            merged["min_samples"] = min(merged["min_samples"], merged["max_samples"])
+        return StopRule(**merged)
 
     def z(self, comparisons: int) -> float:
         """Normal quantile for a two-sided interval, Bonferroni over `comparisons`."""

@@ -123,3 +123,56 @@ def matmul_example() -> tuple[str, Path]:
     """The CPU matmul example (3 tile-size variants) and its path."""
     path = EXAMPLES / "matmul_cpu.mlir"
     return path.read_text(), path
+
+
+def speed_module(factors: tuple[int, ...] = (24, 1, 96), size: int = 65536) -> str:
+    """A flow.executable group `@work::@step` whose variant k chains `factors[k]`
+    multiply-adds per element: the variants' costs differ by known factors. Entry
+    `@step(tensor<SIZExf32>)`."""
+    t = f"tensor<{size}xf32>"
+    ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
+    wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
+    names = [f"x{f}" for f in factors]
+    exports = "\n".join(
+        f"""    flow.executable.export public @{n} workgroups() -> (index, index, index) {{
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }}"""
+        for n in names
+    )
+    kernels = []
+    for name, factor in zip(names, factors, strict=True):
+        chain = ["%v0 = arith.addf %a, %shift : f32"]
+        for i in range(factor):
+            chain.append(f"%m{i} = arith.mulf %v{i}, %scale : f32")
+            chain.append(f"%v{i + 1} = arith.addf %m{i}, %shift : f32")
+        body = "\n          ".join(chain)
+        kernels.append(
+            f"""
+      func.func @{name}(%in: {ro}, %out: {wo}) {{
+        %scale = arith.constant 0.999 : f32
+        %shift = arith.constant 0.001 : f32
+        %0 = iree_tensor_ext.dispatch.tensor.load %in, offsets = [0], sizes = [{size}], strides = [1] : {ro} -> {t}
+        %1 = tensor.empty() : {t}
+        %2 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%0 : {t}) outs(%1 : {t}) {{
+        ^bb0(%a: f32, %o: f32):
+          {body}
+          linalg.yield %v{factor} : f32
+        }} -> {t}
+        iree_tensor_ext.dispatch.tensor.store %2, %out, offsets = [0], sizes = [{size}], strides = [1] : {t} -> {wo}
+        return
+      }}"""
+        )
+    return f"""module {{
+  flow.executable private @work {{
+{exports}
+    autotune.group @step variants([{", ".join("@" + n for n in names)}])
+    builtin.module {{{"".join(kernels)}
+    }}
+  }}
+  util.func public @step(%a: {t}) -> {t} {{
+    %r = flow.dispatch @work::@step(%a) : ({t}) -> {t}
+    util.return %r : {t}
+  }}
+}}
+"""

@@ -1,0 +1,311 @@
+"""Tables and plots of tuning results: per (group, workload key), every variant's timings.
+
+The data comes from the tuning cache (`Entry.stats`, as `Tuner` writes it) or from a loaded
+module's `stats()`; both carry per-variant summaries in nanoseconds (`median_ns`, `min_ns`,
+`spread_ns`, `samples`, `failed`, `eliminated`). Entries imported from elsewhere may lack
+some of it: what is missing is shown as such, never guessed.
+
+`rich` is imported when a table is built and `matplotlib` (Agg, no display) only when a plot
+is written, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.table import Table
+
+    from autotune_runtime.cache import Entry
+
+MISSING = "-"
+
+
+@dataclass(frozen=True)
+class VariantRow:
+    """One variant of one (group, workload key)."""
+
+    name: str
+    samples: int | None
+    median_us: float | None
+    spread_us: float | None
+    min_us: float | None
+    failed: bool = False
+    eliminated: bool = False
+    winner: bool = False
+    ratio: float | None = None
+
+    @property
+    def status(self) -> str:
+        if self.winner:
+            return "winner"
+        if self.failed:
+            return "failed"
+        if self.eliminated:
+            return "eliminated"
+        return ""
+
+
+@dataclass(frozen=True)
+class Panel:
+    """The results of one group at one workload key (one table, one subplot)."""
+
+    group: str
+    workload: tuple[int, ...]
+    decision: str | None
+    rows: list[VariantRow] = field(default_factory=list)
+    device: str = ""
+    explored_calls: int | None = None
+    source: str = ""
+
+    @property
+    def title(self) -> str:
+        text = f"{self.group} workload {workload_text(self.workload)}"
+        return f"{text} on {self.device}" if self.device else text
+
+    @property
+    def short_title(self) -> str:
+        return f"{self.group} {workload_text(self.workload)}"
+
+    @property
+    def winner_row(self) -> VariantRow | None:
+        return next((r for r in self.rows if r.winner), None)
+
+
+def workload_text(workload: Iterable[int]) -> str:
+    return "[" + ", ".join(str(w) for w in workload) + "]"
+
+
+def _us(value) -> float | None:
+    """Nanoseconds (possibly missing, infinite or malformed) to microseconds, or None."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number / 1000.0 if math.isfinite(number) else None
+
+
+def _int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def build_rows(summaries: list[dict] | None, decision: str | None) -> list[VariantRow]:
+    """Rows from per-variant summaries; the decided variant is the winner and ratios are
+    medians over the winner's median."""
+    raw = []
+    for item in summaries or []:
+        if not isinstance(item, dict) or "variant" not in item:
+            continue
+        failed = bool(item.get("failed", False))
+        raw.append(
+            VariantRow(
+                name=str(item["variant"]),
+                samples=_int(item.get("samples")),
+                median_us=None if failed else _us(item.get("median_ns")),
+                spread_us=None if failed else _us(item.get("spread_ns")),
+                min_us=None if failed else _us(item.get("min_ns")),
+                failed=failed,
+                eliminated=bool(item.get("eliminated", False)),
+                winner=decision is not None and str(item["variant"]) == decision,
+            )
+        )
+    if decision is not None and not any(r.winner for r in raw):
+        # The decision came without statistics for it (an imported or hand-written entry).
+        raw.append(VariantRow(decision, None, None, None, None, winner=True))
+    best = next((r.median_us for r in raw if r.winner), None)
+    rows = []
+    for r in raw:
+        ratio = r.median_us / best if best and r.median_us is not None else None
+        rows.append(
+            VariantRow(
+                r.name,
+                r.samples,
+                r.median_us,
+                r.spread_us,
+                r.min_us,
+                r.failed,
+                r.eliminated,
+                r.winner,
+                ratio,
+            )
+        )
+    return rows
+
+
+def _device_text(info: dict) -> str:
+    if not isinstance(info, dict):
+        return ""
+    driver, name = info.get("driver"), info.get("name")
+    if driver and name and name != "default":
+        return f"{driver} ({name})"
+    return str(driver or "")
+
+
+def panels_from_entries(entries: Iterable[Entry]) -> list[Panel]:
+    """One panel per cache entry (group, workload key, device, module fingerprint)."""
+    panels = []
+    for entry in entries:
+        stats = entry.stats if isinstance(entry.stats, dict) else {}
+        summaries = stats.get("variants")
+        panels.append(
+            Panel(
+                group=entry.key.group,
+                workload=tuple(entry.key.workload),
+                decision=entry.variant,
+                rows=build_rows(summaries if isinstance(summaries, list) else None, entry.variant),
+                device=_device_text(entry.device_info),
+                explored_calls=_int(stats.get("explored_calls")),
+                source="cache",
+            )
+        )
+    return panels
+
+
+def panels_from_stats(stats: Iterable[dict]) -> list[Panel]:
+    """One panel per (group, workload key) of `LoadedModule.stats()`."""
+    return [
+        Panel(
+            group=str(item["group"]),
+            workload=tuple(item["workload"]),
+            decision=item["decision"],
+            rows=build_rows(item["variants"], item["decision"]),
+            explored_calls=_int(item.get("explored_calls")),
+            source="cache" if item.get("from_cache") else "tuned",
+        )
+        for item in stats
+    ]
+
+
+# --- tables ---------------------------------------------------------------------------
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return MISSING if value is None else f"{value:.{digits}f}"
+
+
+def variant_table(panel: Panel) -> Table:
+    """Variant, samples, median, spread (MAD), min, status and ratio to the winner."""
+    from rich.table import Table
+
+    table = Table(title=panel.title, title_justify="left", show_edge=True)
+    table.add_column("variant")
+    table.add_column("samples", justify="right")
+    table.add_column("median (µs)", justify="right")
+    table.add_column("spread (µs)", justify="right")
+    table.add_column("min (µs)", justify="right")
+    table.add_column("vs winner", justify="right")
+    table.add_column("status")
+    for row in panel.rows:
+        ratio = f"{row.ratio:.2f}x" if row.ratio is not None else MISSING
+        style = "bold green" if row.winner else ("red" if row.failed else None)
+        table.add_row(
+            row.name,
+            MISSING if row.samples is None else str(row.samples),
+            _num(row.median_us),
+            _num(row.spread_us),
+            _num(row.min_us),
+            ratio,
+            ("* " if row.winner else "") + row.status,
+            style=style,
+        )
+    return table
+
+
+def decision_table(panels: list[Panel], title: str = "decisions") -> Table:
+    """One row per (group, workload key): the decision and how it compares."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("group")
+    table.add_column("workload")
+    table.add_column("decision")
+    table.add_column("median (µs)", justify="right")
+    table.add_column("runner-up", justify="right")
+    table.add_column("calls", justify="right")
+    table.add_column("source")
+    for panel in panels:
+        winner = panel.winner_row
+        others = [r.ratio for r in panel.rows if not r.winner and r.ratio is not None]
+        table.add_row(
+            panel.group,
+            workload_text(panel.workload),
+            panel.decision or "exploring",
+            _num(winner.median_us if winner else None),
+            f"{min(others):.2f}x" if others else MISSING,
+            MISSING if panel.explored_calls is None else str(panel.explored_calls),
+            panel.source,
+        )
+    return table
+
+
+# --- plots ----------------------------------------------------------------------------
+
+
+def write_plot(panels: list[Panel], path: str | Path) -> None:
+    """A bar chart per panel (median, error bar = spread, winner highlighted), written
+    atomically to `path`; the format follows the suffix (PNG when there is none)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    target = Path(path)
+    fmt = target.suffix.lstrip(".").lower() or "png"
+    fig = Figure(figsize=(6.4 * min(len(panels), 2), 3.6 * math.ceil(len(panels) / 2)), dpi=100)
+    canvas = FigureCanvasAgg(fig)
+    if fmt not in canvas.get_supported_filetypes():
+        raise ValueError(
+            f"cannot write a .{fmt} plot; use one of: "
+            + ", ".join(sorted(canvas.get_supported_filetypes()))
+        )
+    columns = min(len(panels), 2)
+    rows = math.ceil(len(panels) / columns)
+    for index, panel in enumerate(panels, start=1):
+        ax = fig.add_subplot(rows, columns, index)
+        names = [r.name for r in panel.rows]
+        heights = [r.median_us or 0.0 for r in panel.rows]
+        errors = [r.spread_us or 0.0 for r in panel.rows]
+        colors = [
+            "tab:green" if r.winner else ("tab:red" if r.failed else "tab:gray") for r in panel.rows
+        ]
+        bars = ax.bar(names, heights, yerr=errors, color=colors, capsize=4)
+        for bar, row in zip(bars, panel.rows, strict=True):
+            label = (
+                "failed"
+                if row.failed
+                else MISSING
+                if row.median_us is None
+                else f"{row.ratio:.2f}x"
+                if row.ratio is not None
+                else ""
+            )
+            if row.winner:
+                label = "winner" if row.median_us is not None else "winner (no data)"
+            ax.annotate(
+                label,
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+                xytext=(0, 2),
+                textcoords="offset points",
+            )
+        ax.set_title(panel.short_title, fontsize=10)
+        ax.set_ylabel("median (µs)")
+        ax.margins(y=0.15)
+    fig.tight_layout()
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            fig.savefig(out, format=fmt)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,369 @@
+"""The runtime: stop rule, statistics, persistent tuning cache, fingerprints, concurrency."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from modules import speed_module, tagged_module
+
+from autotune_runtime import CacheKey, CacheWarning, StopRule, TuningCache, load
+from autotune_runtime.cache import SCHEMA_VERSION, Entry
+from autotune_runtime.stats import VariantStats, next_or_winner
+from lowering.driver import compile
+
+TESTS = Path(__file__).parent
+ROOT = TESTS.parent
+
+
+def run_rule(rule: StopRule, cost, limit: int = 10_000) -> tuple[int, int]:
+    """Drive the stop rule with `cost(variant, run)`; returns (winner, total runs)."""
+    variants = [VariantStats() for _ in range(3)]
+    for runs in range(limit):
+        nxt, winner = next_or_winner(rule, variants)
+        if winner is not None:
+            return winner, runs
+        variants[nxt].add(cost(nxt, variants[nxt].runs), rule.warmup)
+    raise AssertionError("no decision")
+
+
+# --- the stop rule ----------------------------------------------------------------------
+
+
+def test_clearly_separated_variants_commit_after_min_samples():
+    rng = np.random.default_rng(0)
+    base = [300.0, 100.0, 900.0]
+    rule = StopRule(warmup=1, min_samples=3, max_samples=100)
+    winner, runs = run_rule(rule, lambda v, _: base[v] * (1 + 0.02 * rng.standard_normal()))
+    assert winner == 1
+    assert runs == 3 * (1 + 3)  # nothing beyond the minimum: the others are eliminated at once
+
+
+def test_close_variants_are_sampled_more_and_capped_by_max_samples():
+    rng = np.random.default_rng(1)
+    base = [100.0, 101.0, 100.5]
+    rule = StopRule(warmup=0, min_samples=3, max_samples=12)
+    winner, runs = run_rule(rule, lambda v, _: base[v] * (1 + 0.05 * rng.standard_normal()))
+    assert 3 * 3 < runs <= 3 * 12
+    assert winner in (0, 1, 2)
+
+
+def test_noisy_but_separated_variants_need_fewer_runs_than_a_fixed_budget():
+    rng = np.random.default_rng(2)
+    base = [130.0, 100.0, 115.0]
+    rule = StopRule(warmup=1, min_samples=3, max_samples=200)
+    winner, runs = run_rule(rule, lambda v, _: base[v] * (1 + 0.05 * abs(rng.standard_normal())))
+    assert winner == 1
+    assert runs < 3 * 201 / 4
+
+
+def test_a_failed_run_eliminates_the_variant():
+    rule = StopRule(warmup=0, min_samples=2, max_samples=5)
+    winner, _ = run_rule(rule, lambda v, _: math.inf if v == 1 else [50.0, 1.0, 60.0][v])
+    assert winner == 0
+
+
+def test_statistics_of_a_variant():
+    stats = VariantStats()
+    for t in (1000.0, 10.0, 12.0, 11.0, 50.0):
+        stats.add(t, warmup=1)
+    assert stats.samples == [10.0, 12.0, 11.0, 50.0]
+    assert stats.median == 11.5
+    assert stats.minimum == 10.0
+    assert stats.spread == 1.0  # median of |x - 11.5| = [1.5, 0.5, 0.5, 38.5]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"min_samples": 0}, {"min_samples": 5, "max_samples": 4}, {"confidence": 1.0}],
+)
+def test_bad_stop_rule_parameters_are_rejected(options):
+    with pytest.raises(ValueError):
+        StopRule(**options)
+
+
+def test_group_attributes_override_load_options():
+    rule = StopRule(min_samples=5).with_overrides({"min_samples": 2, "tolerance": 0.1})
+    assert rule.min_samples == 2 and rule.max_samples == StopRule().max_samples
+
+
+# --- online tuning on real timings ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def speed_vmfb(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("speed") / "speed.vmfb"
+    path.write_bytes(compile(speed_module()))
+    return path
+
+
+def tune_online(vmfb: Path, cache, calls: int = 200, **options):
+    module = load(vmfb, device="local-sync", cache=cache, **options)
+    x = np.ones(65536, np.float32)
+    for _ in range(calls):
+        module.step(x)
+        if module.decisions():
+            break
+    return module
+
+
+def test_online_commits_to_the_fastest_variant(speed_vmfb, tmp_path):
+    module = tune_online(speed_vmfb, tmp_path / "c.sqlite3", max_samples=20)
+    assert module.decisions() == {("work::step", ()): "x1"}
+    (stats,) = module.stats()
+    assert 0 < stats["explored_calls"] <= 3 * (1 + 20)
+    medians = {v["variant"]: v["median_ns"] for v in stats["variants"]}
+    assert medians["x96"] > 2 * medians["x1"]
+    module.close()
+
+
+SECOND_PROCESS = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    from autotune_runtime import load
+    module = load(sys.argv[1], device="local-sync", cache=sys.argv[2])
+    for _ in range(5):
+        module.step(np.ones(65536, np.float32))
+    print(json.dumps(module.stats()))
+    module.close()
+    """
+)
+
+
+def test_second_process_starts_committed(speed_vmfb, tmp_path):
+    cache = tmp_path / "shared.sqlite3"
+    first = tune_online(speed_vmfb, cache, max_samples=20)
+    decision = first.decisions()
+    first.close()
+    result = subprocess.run(
+        [sys.executable, "-c", SECOND_PROCESS, str(speed_vmfb), str(cache)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    (stats,) = json.loads(result.stdout)
+    assert stats["from_cache"] is True
+    assert stats["explored_calls"] == 0
+    assert {("work::step", ()): stats["decision"]} == decision
+
+
+@pytest.mark.parametrize("field", ["runtime_version", "name"])
+def test_changed_fingerprint_retunes(speed_vmfb, tmp_path, field):
+    cache = tmp_path / "c.sqlite3"
+    first = tune_online(speed_vmfb, cache, max_samples=5)
+    fingerprint = first.fingerprint
+    first.close()
+    again = tune_online(speed_vmfb, cache, calls=1, fingerprint=fingerprint)
+    assert again.stats()[0]["from_cache"] is True
+    again.close()
+    changed = replace(fingerprint, **{field: "changed-for-test"})
+    other = tune_online(speed_vmfb, cache, calls=1, fingerprint=changed)
+    (stats,) = other.stats()
+    assert stats["from_cache"] is False and stats["explored_calls"] == 1
+    other.close()
+
+
+def test_changed_variant_set_misses_the_cache(tmp_path):
+    cache = tmp_path / "c.sqlite3"
+    module = load(compile(tagged_module(3)), device="local-sync", cache=cache, max_samples=2)
+    for _ in range(12):
+        module.run(np.zeros(16, np.float32))
+    assert module.decisions()
+    module.close()
+    four = load(compile(tagged_module(4)), device="local-sync", cache=cache)
+    four.run(np.zeros(16, np.float32))
+    assert four.stats()[0]["from_cache"] is False
+    four.close()
+
+
+def test_stats_and_decisions_are_exposed(speed_vmfb, tmp_path):
+    module = tune_online(speed_vmfb, False, max_samples=20)
+    (stats,) = module.stats()
+    assert stats["group"] == "work::step" and stats["workload"] == []
+    assert [v["variant"] for v in stats["variants"]] == ["x24", "x1", "x96"]
+    for v in stats["variants"]:
+        assert v["samples"] >= 1 and v["min_ns"] <= v["median_ns"]
+    module.close()
+
+
+# --- the cache file ---------------------------------------------------------------------
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from autotune_runtime.cache import CacheKey, Entry, TuningCache
+    cache = TuningCache(sys.argv[1])
+    worker = int(sys.argv[2])
+    for i in range(40):
+        key = CacheKey("device", "module", f"group{worker}", (i,))
+        cache.put(Entry(key, f"v{i % 3}", {"worker": worker}, {}, time.time()))
+    cache.close()
+    """
+)
+
+
+def test_eight_processes_lose_no_decision(tmp_path):
+    path = tmp_path / "concurrent.sqlite3"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(w)], cwd=ROOT)
+        for w in range(8)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    entries = list(TuningCache(path).entries())
+    assert len(entries) == 8 * 40
+    assert {e.key.group for e in entries} == {f"group{w}" for w in range(8)}
+    assert all(e.variant == f"v{e.key.workload[0] % 3}" for e in entries)
+
+
+TUNER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from autotune_runtime import load
+    module = load(sys.argv[1], device="local-sync", cache=sys.argv[2], max_samples=2)
+    n = int(sys.argv[3])
+    for _ in range(12):
+        module.run(np.zeros(n, np.float32))
+    assert module.decisions(), "no decision"
+    module.close()
+    """
+)
+
+
+def test_eight_tuning_processes_share_one_cache(tmp_path):
+    vmfb = tmp_path / "dyn.vmfb"
+    vmfb.write_bytes(compile(tagged_module(dynamic=True)))
+    path = tmp_path / "shared.sqlite3"
+    sizes = [8 + k for k in range(8)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", TUNER, str(vmfb), str(path), str(n)], cwd=ROOT)
+        for n in sizes
+    ]
+    assert all(p.wait(timeout=300) == 0 for p in procs)
+    keys = {e.key.workload for e in TuningCache(path).entries()}
+    assert keys == {(n,) for n in sizes}
+
+
+@pytest.mark.parametrize(
+    "garbage", [b"this is not a database", b"SQLite format 3\x00" + b"\x07" * 90]
+)
+def test_corrupt_cache_is_set_aside_and_tuning_goes_on(speed_vmfb, tmp_path, garbage):
+    path = tmp_path / "broken.sqlite3"
+    path.write_bytes(garbage)
+    with pytest.warns(CacheWarning, match="moved to"):
+        module = tune_online(speed_vmfb, path, max_samples=5)
+    assert module.decisions()
+    module.close()
+    (aside,) = tmp_path.glob("broken.sqlite3.corrupt-*")
+    assert aside.read_bytes() == garbage
+    assert list(TuningCache(path).entries())  # the new file holds the decision
+
+
+def test_truncated_cache_is_set_aside(tmp_path):
+    path = tmp_path / "t.sqlite3"
+    cache = TuningCache(path)
+    for i in range(200):
+        cache.put(Entry(CacheKey("d", "m", "g", (i,)), "v", {"pad": "x" * 200}, {}, 0.0))
+    cache.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    with pytest.warns(CacheWarning):
+        fresh = TuningCache(path)
+        list(fresh.entries())
+    assert list(tmp_path.glob("t.sqlite3.corrupt-*"))
+
+
+def test_read_only_location_tunes_in_memory(speed_vmfb, tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = tune_online(speed_vmfb, folder / "sub" / "c.sqlite3", max_samples=5)
+        if not [w for w in caught if issubclass(w.category, CacheWarning)]:
+            pytest.skip("running as a user who can write anywhere")
+        assert module.decisions()
+        assert not module.cache.persistent
+        module.close()
+    finally:
+        folder.chmod(0o700)
+
+
+def test_schema_upgrade_keeps_decisions(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '1');
+        CREATE TABLE decisions (device TEXT, module TEXT, grp TEXT, workload TEXT,
+            variant TEXT, stats TEXT, updated REAL,
+            PRIMARY KEY (device, module, grp, workload));
+        INSERT INTO decisions VALUES ('d', 'm', 'g', '[4]', 'v1', '{}', 1.0);
+        """
+    )
+    conn.commit()
+    conn.close()
+    cache = TuningCache(path)
+    (entry,) = cache.entries()
+    assert (entry.key, entry.variant, entry.device_info) == (
+        CacheKey("d", "m", "g", (4,)),
+        "v1",
+        {},
+    )
+    version = cache.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    assert int(version[0]) == SCHEMA_VERSION
+
+
+def test_newer_schema_is_left_alone(tmp_path):
+    path = tmp_path / "new.sqlite3"
+    TuningCache(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.warns(CacheWarning, match="newer"):
+        cache = TuningCache(path)
+    assert not cache.persistent
+    assert path.read_bytes() == before
+
+
+def test_export_import_round_trip(tmp_path):
+    source = TuningCache(tmp_path / "a.sqlite3")
+    for i in range(5):
+        source.put(
+            Entry(CacheKey("d", "m", "exe::g", (i, 2 * i)), f"v{i}", {"i": i}, {"x": 1}, 5.0)
+        )
+    data = json.loads(json.dumps(source.export()))
+    target = TuningCache(tmp_path / "b.sqlite3")
+    assert target.import_(data) == 5
+
+    def rows(cache):
+        return {(e.key, e.variant, json.dumps(e.stats)) for e in cache.entries()}
+
+    assert rows(target) == rows(source)
+    with pytest.raises(ValueError, match="format"):
+        target.import_({"decisions": []})
+
+
+def test_default_path_follows_the_environment(monkeypatch, tmp_path):
+    from autotune_runtime.cache import default_path
+
+    monkeypatch.setenv("IREE_AUTOTUNE_CACHE", str(tmp_path / "x.sqlite3"))
+    assert default_path() == tmp_path / "x.sqlite3"
+    monkeypatch.delenv("IREE_AUTOTUNE_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_path() == tmp_path / "xdg" / "iree-autotune" / "tuning.sqlite3"
