@@ -429,6 +429,59 @@ class TensorBarrierOp(IRDLOperation):
         printer.print_attribute(self.signal_fence.type)
 
 
+@irdl_op_definition
+class TensorExportOp(IRDLOperation):
+    """`%v = hal.tensor.export %t : tensor<?xf32>{%n} -> !hal.buffer_view`: hands a tensor
+    to the host as a buffer view."""
+
+    name = "hal.tensor.export"
+
+    source = operand_def(TensorType)
+    source_dims = var_operand_def(IndexType)
+    source_encoding = prop_def(Attribute)
+    target = result_def()
+
+    def __init__(self, source: SSAValue, dims: Sequence[SSAValue], result_type: Attribute):
+        super().__init__(
+            operands=[source, dims],
+            properties={"source_encoding": source.type},
+            result_types=[result_type],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TensorExportOp:
+        pos = parser.pos
+        source = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        dims: list[SSAValue] = []
+        if parser.parse_optional_punctuation("{") is not None:
+            if parser.parse_optional_punctuation("}") is None:
+                dims = [
+                    parser.resolve_operand(d, IndexType())
+                    for d in parser.parse_comma_separated_list(
+                        parser.Delimiter.NONE, parser.parse_unresolved_operand
+                    )
+                ]
+                parser.parse_punctuation("}")
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        value = parser.resolve_operands([source], [type_], pos)[0]
+        return cls(value, dims, result_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        if self.source_dims:
+            printer.print_string("{")
+            print_operand_list(printer, self.source_dims)
+            printer.print_string("}")
+        printer.print_string(" -> ")
+        printer.print_attribute(self.target.type)
+
+
 def exports_of(op: Operation) -> list[ExecutableExportOp]:
     """The `hal.executable.export` ops directly inside `op`."""
     return [o for r in op.regions for o in r.ops if isinstance(o, ExecutableExportOp)]
@@ -444,6 +497,7 @@ HAL = Dialect(
         FenceCreateOp,
         FenceAwaitOp,
         TensorBarrierOp,
+        TensorExportOp,
     ],
     [
         PipelineLayoutAttr,

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     SymbolRefAttr,
     UnitAttr,
+    i32,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypedAttribute
@@ -446,6 +447,38 @@ class OptimizationBarrierOp(IRDLOperation):
         print_operands_with_types(printer, self.operands_)
 
 
+@irdl_op_definition
+class StatusCheckOkOp(IRDLOperation):
+    """`util.status.check_ok %status, "message"`: fails the invocation when the i32 status
+    is not 0."""
+
+    name = "util.status.check_ok"
+
+    status = operand_def()
+    message = opt_prop_def(StringAttr)
+
+    def __init__(self, status: SSAValue, message: str | None = None):
+        super().__init__(
+            operands=[status],
+            properties={"message": None if message is None else StringAttr(message)},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StatusCheckOkOp:
+        status = parser.parse_operand(i32)
+        message = None
+        if parser.parse_optional_punctuation(",") is not None:
+            message = parser.parse_str_literal()
+        return cls(status, message)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.status)
+        if self.message is not None:
+            printer.print_string(", ")
+            printer.print_string_literal(self.message.data)
+
+
 Util = Dialect(
     "util",
     [
@@ -457,6 +490,7 @@ Util = Dialect(
         CallOp,
         ReturnOp,
         OptimizationBarrierOp,
+        StatusCheckOkOp,
     ],
     opaque_classes("util"),
 )

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 import iree.runtime as rt
+import numpy as np
 
 from autotune_runtime import interface
 from autotune_runtime.tuner import GroupInfo, Tuner
@@ -22,20 +23,27 @@ def read_groups(module: rt.VmModule) -> dict[int, GroupInfo]:
 
 
 def create_host_module(
-    instance: rt.VmInstance, tuner: Tuner, clock: Callable[[], int] = time.perf_counter_ns
+    instance: rt.VmInstance,
+    tuner: Tuner,
+    device: rt.HalDevice,
+    clock: Callable[[], int] = time.perf_counter_ns,
 ) -> rt.VmModule:
     """A VM module named `autotune` whose exports forward to `tuner`."""
 
     def key(args: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(int(a) for a in args)
 
+    def host_array(ref) -> np.ndarray:
+        view = ref.deref(rt.HalBufferView)
+        return np.asarray(rt.DeviceArray(device, view, implicit_host_transfer=True).to_host())
+
     def now_ns(_self) -> int:
         return clock()
 
     def make_select(arity: int):
         def select(_self, gid, *workload):
-            variant, committed = tuner.select(int(gid), key(workload))
-            return variant, int(committed)
+            variant, committed, validate = tuner.select(int(gid), key(workload))
+            return variant, int(committed), int(validate)
 
         return select
 
@@ -51,12 +59,35 @@ def create_host_module(
 
         return decide
 
+    def make_check(arity: int):
+        def check(_self, gid, variant, index, *rest):
+            *workload, view = rest
+            if tuner.wants_output(int(gid), key(workload), int(variant), int(index)):
+                tuner.check(int(gid), key(workload), int(variant), int(index), host_array(view))
+
+        return check
+
+    def make_compare(arity: int):
+        def compare(_self, gid, variant, index, *rest):
+            *workload, got, want = rest
+            tuner.compare(
+                int(gid), key(workload), int(variant), int(index), host_array(got), host_array(want)
+            )
+
+        return compare
+
     class _State:
         def __init__(self, iface):
             self.iface = iface
 
     iface = rt.PyModuleInterface(interface.HOST_MODULE, _State)
-    makers = {"select": make_select, "record": make_record, "decide": make_decide}
+    makers = {
+        "select": make_select,
+        "record": make_record,
+        "decide": make_decide,
+        "check": make_check,
+        "compare": make_compare,
+    }
     for signature in interface.all_imports():
         if signature.name == "now_ns":
             fn = now_ns

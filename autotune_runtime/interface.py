@@ -11,9 +11,13 @@ the dynamic dimensions of a function group's tensor arguments).
 | import | arguments | results | meaning |
 |---|---|---|---|
 | `now_ns` | - | i64 | monotonic clock in nanoseconds |
-| `select_wN` | group, w0..wN-1 | variant: i32, committed: i32 | variant to run next for this workload key; committed != 0 once the choice is final |
+| `select_wN` | group, w0..wN-1 | variant: i32, committed: i32, validate: i32 | variant to run next for this workload key; committed != 0 once the choice is final; validate != 0 asks the caller to also run the reference variant and `compare` |
 | `record_wN` | group, variant, elapsed_ns, w0..wN-1 | - | one timed run of a variant |
 | `decide_wN` | group, w0..wN-1 | variant: i32 | commit now to the best variant measured so far |
+| `check_wN` | group, variant, result index, w0..wN-1, view | - | a variant's result on synthetic inputs, compared with the reference variant's |
+| `compare_wN` | group, variant, result index, w0..wN-1, view, reference view | - | a variant's result and the reference variant's on the same inputs |
+
+`view` arguments are `!hal.buffer_view` refs and come after the i64 arguments.
 
 Groups are numbered in the order of the module's `__autotune_metadata` reflection entry
 `autotune.groups` (a JSON list of groups: name, container, variants, policy, parameters,
@@ -33,16 +37,19 @@ MAX_WORKLOAD_ARITY = 8
 
 @dataclass(frozen=True)
 class ImportSignature:
-    """One host function: its name, i64 argument count and result kinds (`i` i32, `I` i64)."""
+    """One host function: its name, i64 argument count, buffer-view argument count and
+    result kinds (`i` i32, `I` i64)."""
 
     name: str
     num_args: int
     results: str
+    num_views: int = 0
 
     @property
     def calling_convention(self) -> str:
         """IREE's calling convention string, e.g. `0II_ii`."""
-        return "0" + ("I" * self.num_args or "v") + "_" + (self.results or "v")
+        args = "I" * self.num_args + "r" * self.num_views
+        return "0" + (args or "v") + "_" + (self.results or "v")
 
 
 def now_ns() -> ImportSignature:
@@ -50,7 +57,7 @@ def now_ns() -> ImportSignature:
 
 
 def select(arity: int) -> ImportSignature:
-    return ImportSignature(f"select_w{arity}", 1 + arity, "ii")
+    return ImportSignature(f"select_w{arity}", 1 + arity, "iii")
 
 
 def record(arity: int) -> ImportSignature:
@@ -61,9 +68,17 @@ def decide(arity: int) -> ImportSignature:
     return ImportSignature(f"decide_w{arity}", 1 + arity, "i")
 
 
+def check(arity: int) -> ImportSignature:
+    return ImportSignature(f"check_w{arity}", 3 + arity, "", 1)
+
+
+def compare(arity: int) -> ImportSignature:
+    return ImportSignature(f"compare_w{arity}", 3 + arity, "", 2)
+
+
 def all_imports() -> list[ImportSignature]:
     """Every function the host module must export."""
     out = [now_ns()]
     for arity in range(MAX_WORKLOAD_ARITY + 1):
-        out += [select(arity), record(arity), decide(arity)]
+        out += [select(arity), record(arity), decide(arity), check(arity), compare(arity)]
     return out

@@ -53,7 +53,7 @@ class LoadedModule:
             raise TypeError(f"unknown load option(s): {', '.join(sorted(unknown))}")
         rule = StopRule().with_overrides(rule_options)
         self.tuner = tuner_class(self.groups, rule, self.cache, self.fingerprint)
-        self.host = create_host_module(self.config.vm_instance, self.tuner)
+        self.host = create_host_module(self.config.vm_instance, self.tuner, self.config.device)
         self.context = rt.SystemContext(vm_modules=[self.host, self.module], config=self.config)
         self._functions = self.context.modules[self.module.name]
 
@@ -71,9 +71,18 @@ class LoadedModule:
         function = self._functions[name]
 
         def call(*args):
-            return _to_numpy(function(*args))
+            return _to_numpy(self._invoke(function, args))
 
         return call
+
+    def _invoke(self, function, args):
+        """Call; when a variant under exploration fails, exclude it and call again."""
+        while True:
+            try:
+                return function(*args)
+            except RuntimeError as err:
+                if self.tuner.fail_in_flight(str(err).strip().splitlines()[0]) is None:
+                    raise
 
     def __getattr__(self, name: str):
         if name.startswith("_") and not name.startswith("__autotune"):
@@ -87,7 +96,7 @@ class LoadedModule:
         """Run the module's `__autotune` entry point (groups with the explicit policy)."""
         if interface.TUNE_FUNCTION not in self.module.function_names:
             raise KeyError("the module has no __autotune entry point (no explicit groups)")
-        self._functions[interface.TUNE_FUNCTION]()
+        self._invoke(self._functions[interface.TUNE_FUNCTION], ())
 
     def decisions(self) -> dict[tuple[str, tuple[int, ...]], str]:
         """Committed choices: (group, workload key) -> variant name."""

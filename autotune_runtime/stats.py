@@ -11,7 +11,8 @@ interval at the configured confidence, Bonferroni-corrected for the number of co
 with the leader. A variant whose lower bound lies above the leader's upper bound is
 eliminated and never run again. Tuning commits when only the leader is left (every variant
 having reached `min_samples`), or when every remaining variant has `max_samples` (the lowest
-median wins). A failed run counts as an infinite time: that variant is eliminated at once.
+median wins). A failed run counts as an infinite time, and a variant whose results disagree with the
+reference variant's is rejected: either is eliminated at once and never chosen.
 """
 
 from __future__ import annotations
@@ -69,7 +70,13 @@ class VariantStats:
     runs: int = 0
     samples: list[float] = field(default_factory=list)
     failed: bool = False
+    rejected: bool = False
     eliminated: bool = False
+
+    def reject(self) -> None:
+        """Its results disagree with the reference variant's: never choose it."""
+        self.rejected = True
+        self.eliminated = True
 
     def add(self, elapsed_ns: float, warmup: int) -> None:
         self.runs += 1
@@ -81,7 +88,7 @@ class VariantStats:
 
     @property
     def median(self) -> float:
-        if self.failed or not self.samples:
+        if self.failed or self.rejected or not self.samples:
             return math.inf
         return statistics.median(self.samples)
 
@@ -112,12 +119,16 @@ class VariantStats:
             "min_ns": self.minimum,
             "spread_ns": self.spread,
             "failed": self.failed,
+            "rejected": self.rejected,
             "eliminated": self.eliminated,
         }
 
 
-def next_or_winner(rule: StopRule, variants: list[VariantStats]) -> tuple[int | None, int | None]:
-    """Apply the stop rule: (variant to run next, None) or (None, winner)."""
+def next_or_winner(
+    rule: StopRule, variants: list[VariantStats], first: int = 0
+) -> tuple[int | None, int | None]:
+    """Apply the stop rule: (variant to run next, None) or (None, winner). Among variants
+    with equally few runs, `first` (the reference) runs first."""
     active = [i for i, v in enumerate(variants) if not v.eliminated]
     if not active:
         return None, 0
@@ -132,7 +143,7 @@ def next_or_winner(rule: StopRule, variants: list[VariantStats]) -> tuple[int | 
         short = [i for i in active if variants[i].runs < full]
         if not short:
             return None, min(active, key=lambda i: variants[i].median)
-    return min(short, key=lambda i: (variants[i].runs, i)), None
+    return min(short, key=lambda i: (variants[i].runs, i != first, i)), None
 
 
 def _eliminate(rule: StopRule, variants: list[VariantStats], active: list[int]) -> None:

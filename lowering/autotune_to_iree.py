@@ -49,7 +49,7 @@ from autotune_dialect import flow, hal, util
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, op_error
 from autotune_dialect.ir import make_context, parse_module, print_module, verify_module
-from autotune_dialect.iree_attrs import attribute_text
+from autotune_dialect.iree_attrs import BufferViewType, attribute_text
 from autotune_dialect.passthrough import kernel_modules
 from autotune_dialect.symbols import lookup_symbol
 from autotune_runtime import interface
@@ -303,9 +303,11 @@ class Lowering:
             return self.state_global(group.symbol(f"k{key_index}.choice"), i32, None)
         return self.state_global(group.symbol(f"k{key_index}.choice"), i32, -1)
 
-    def host(self, em: Emitter, signature: interface.ImportSignature, args) -> list[SSAValue]:
+    def host(
+        self, em: Emitter, signature: interface.ImportSignature, args, views=()
+    ) -> list[SSAValue]:
         self.imports[signature.name] = signature
-        return em.host(signature, args)
+        return em.host(signature, args, views)
 
     # --- per-policy site lowering ---------------------------------------------------
 
@@ -374,11 +376,14 @@ class Lowering:
                 conditions.append(em.cmp("eq", cached, value))
             hit = em.all_of(conditions)
 
+        i1 = IntegerType(1)
+
         def on_hit(e: Emitter) -> list[SSAValue]:
-            return [choice, e.const(0, IntegerType(1))]
+            false = e.const(0, i1)
+            return [choice, false, false]
 
         def on_miss(e: Emitter) -> list[SSAValue]:
-            variant, committed = self.host(e, interface.select(arity), [gid, *key])
+            variant, committed, check = self.host(e, interface.select(arity), [gid, *key])
             done = e.cmp("ne", committed, e.i32(0))
 
             def commit(c: Emitter) -> list[SSAValue]:
@@ -388,10 +393,11 @@ class Lowering:
                 return []
 
             e.if_(done, [], commit)
-            explore = e.value(arith.XOrIOp(done, e.const(1, IntegerType(1))))
-            return [variant, explore]
+            explore = e.value(arith.XOrIOp(done, e.const(1, i1)))
+            validate = e.value(arith.AndIOp(explore, e.cmp("ne", check, e.i32(0))))
+            return [variant, explore, validate]
 
-        variant, explore = em.if_(hit, [i32, IntegerType(1)], on_hit, on_miss)
+        variant, explore, validate = em.if_(hit, [i32, i1, i1], on_hit, on_miss)
         tensors = [a for a in site.op.operands if isinstance(a.type, TensorType)]
 
         def start_clock(e: Emitter) -> list[SSAValue]:
@@ -409,7 +415,43 @@ class Lowering:
             return []
 
         em.if_(explore, [], stop_clock)
-        return results
+        if any(t >= 0 for t in self.tied(site)) or not self.result_tensors(site):
+            return results  # in-place or tensor-less: the explored run is the only run
+
+        def with_reference(e: Emitter) -> list[SSAValue]:
+            reference = site.group.variants[site.group.default_index]
+            expected = list(e.add(self.variant_op(site, reference)).results)
+            self.compare_results(e, site, variant, results, expected, key, gid)
+            return expected
+
+        # While a variant is unvalidated, its result is checked against the reference's
+        # on the same inputs, and the caller gets the reference's.
+        types = [r.type for r in results]
+        return em.if_(validate, types, with_reference, lambda e: results)
+
+    def tied(self, site: Site) -> list[int]:
+        if isinstance(site.op, flow.DispatchOp):
+            return site.op.tied_operand_indices()
+        return [-1] * len(site.op.results)
+
+    def result_tensors(self, site: Site) -> list[int]:
+        return [i for i, r in enumerate(site.op.results) if isinstance(r.type, TensorType)]
+
+    def site_result_dims(self, site: Site) -> list[list[SSAValue]]:
+        if isinstance(site.op, flow.DispatchOp):
+            return site.op.result_dims_of()
+        return [[] for _ in site.op.results]
+
+    def compare_results(self, em: Emitter, site, variant, results, expected, key, gid) -> None:
+        dims = self.site_result_dims(site)
+        for index in self.result_tensors(site):
+            shape = results[index].type.get_shape()
+            if any(d < 0 for d in shape) and not dims[index]:
+                continue  # a function result of unknown shape is not compared
+            got = em.view(results[index], dims[index])
+            want = em.view(expected[index], dims[index])
+            signature = interface.compare(len(key))
+            self.host(em, signature, [gid, variant, em.i32(index), *key], [got, want])
 
     def lower_stored(self, em: Emitter, site: Site) -> list[SSAValue]:
         """`explicit` / `init`: run the stored choice for the key, else the reference."""
@@ -478,10 +520,22 @@ class Lowering:
             [em.const(k, IndexType()) for k in key] if isinstance(op, flow.DispatchOp) else None
         )
         result_dims = None
+        per_result: list[list[SSAValue]] = [[] for _ in op.results]
         if isinstance(op, flow.DispatchOp):
             result_dims = [
                 em.const(resolve(d, "a result dimension"), IndexType()) for d in op.result_dims
             ]
+            per_result = _split_by_rank([r.type for r in op.outputs], result_dims)
+        elif any(
+            isinstance(r.type, TensorType) and any(d < 0 for d in r.type.get_shape())
+            for r in op.results
+        ):
+            raise op_error(
+                op,
+                f"cannot tune function group @{site.group.op.group_name} on synthetic inputs: "
+                "its results have dynamic shapes",
+            )
+        self._last_result_dims = per_result
 
         def make(e: Emitter, variant: str) -> Operation:
             return self.variant_op(site, variant, arguments, argument_dims, workload, result_dims)
@@ -526,7 +580,7 @@ class Lowering:
         b = Emitter(before)
         gid = b.i64(group.gid)
         key_values = [b.i64(k) for k in key]
-        variant, committed = self.host(b, interface.select(len(key)), [gid, *key_values])
+        variant, committed, _ = self.host(b, interface.select(len(key)), [gid, *key_values])
         unsettled = b.cmp("eq", committed, b.i32(0))
         before.add_op(scf.ConditionOp(unsettled, variant))
         after = Block(arg_types=[i32])
@@ -552,9 +606,17 @@ class Lowering:
         (t1,) = self.host(em, interface.now_ns(), [])
         elapsed = em.value(arith.SubiOp(t1, t0))
         key_values = [em.i64(k) for k in key]
-        self.host(
-            em, interface.record(len(key)), [em.i64(group.gid), variant_index, elapsed, *key_values]
-        )
+        gid = em.i64(group.gid)
+        self.host(em, interface.record(len(key)), [gid, variant_index, elapsed, *key_values])
+        dims = self._last_result_dims
+        for index in self.result_tensors(site):
+            view = em.view(results[index], dims[index])
+            self.host(
+                em,
+                interface.check(len(key)),
+                [gid, variant_index, em.i32(index), *key_values],
+                [view],
+            )
 
     def init_tuning(self, sites: list[Site]) -> None:
         """`util.initializer` measuring every init group's variants, unrolled."""
@@ -619,6 +681,7 @@ class Lowering:
                     "fingerprint": group.fingerprint(self.base_dir),
                     "container": group.container_name,
                     "variants": group.variants,
+                    "reference": group.default_index,
                     "policy": group.policy,
                     "workload_arity": group.arity or 0,
                     "keys": [list(k) for k in group.keys],
@@ -635,7 +698,7 @@ class Lowering:
             new_ops.append(
                 util.FuncOp.declaration(
                     f"{interface.HOST_MODULE}.{name}",
-                    [i64] * signature.num_args,
+                    [i64] * signature.num_args + [BufferViewType()] * signature.num_views,
                     [{"i": i32, "I": i64}[k] for k in signature.results],
                 )
             )
@@ -674,6 +737,15 @@ class Lowering:
         self.tune_function(sites)
         self.init_tuning(sites)
         self.finish()
+
+
+def _split_by_rank(types: Sequence[Attribute], dims: list[SSAValue]) -> list[list[SSAValue]]:
+    out, pos = [], 0
+    for type_ in types:
+        n = flow.dynamic_rank(type_)
+        out.append(dims[pos : pos + n])
+        pos += n
+    return out
 
 
 def load_decisions(path: str | Path | None) -> list[dict]:

@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i1, i32, 
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from autotune_dialect import hal, util
+from autotune_dialect.iree_attrs import BufferViewType
 from autotune_runtime import interface
 
 
@@ -90,14 +91,23 @@ class Emitter:
     def call(self, callee: str, args: Sequence[SSAValue], results: Sequence[Attribute]):
         return list(self.add(util.CallOp(callee, args, results)).results)
 
-    def host(self, signature: interface.ImportSignature, args: Sequence[SSAValue]):
-        """Call a host import; arguments are widened to i64."""
+    def host(
+        self,
+        signature: interface.ImportSignature,
+        args: Sequence[SSAValue],
+        views: Sequence[SSAValue] = (),
+    ):
+        """Call a host import; integer arguments are widened to i64, views follow them."""
         kinds = {"i": i32, "I": i64}
         return self.call(
             f"{interface.HOST_MODULE}.{signature.name}",
-            [self.to_i64(a) for a in args],
+            [self.to_i64(a) for a in args] + list(views),
             [kinds[k] for k in signature.results],
         )
+
+    def view(self, value: SSAValue, dims: Sequence[SSAValue]) -> SSAValue:
+        """`hal.tensor.export`: a tensor as a `!hal.buffer_view` for the host."""
+        return self.value(hal.TensorExportOp(value, dims, BufferViewType()))
 
     def wait_for(self, tensors: Sequence[SSAValue]) -> None:
         """Block the host until `tensors` are computed (barrier, fence, await)."""
