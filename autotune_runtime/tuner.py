@@ -81,7 +81,9 @@ class KeyState:
     validated: set[int] = field(default_factory=set)
 
     def summaries(self) -> list[dict]:
-        if self.cached_stats is not None and not any(v.runs for v in self.variants):
+        """Per-variant statistics: those the cached decision was made on, if it came
+        from the cache, else this process's measurements."""
+        if self.from_cache and self.cached_stats is not None:
             return self.cached_stats
         return [v.summary() for v in self.variants]
 

@@ -176,3 +176,111 @@ def speed_module(factors: tuple[int, ...] = (24, 1, 96), size: int = 65536) -> s
   }}
 }}
 """
+
+
+def equivalent_module(factors: tuple[int, ...] = (16, 1, 4), wrong: int | None = 2,
+                      size: int = 65536, group_attrs: str = "") -> str:
+    """A group `@eq::@f` whose variants compute the same `a * 0.5 + 1` at different costs
+    (variant k also runs `factors[k]` multiply-adds whose difference with themselves is
+    added: exactly zero), except variant `wrong`, which is the cheapest and adds 1 more.
+    Entry `@f(tensor<SIZExf32>)`."""
+    t = f"tensor<{size}xf32>"
+    ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
+    wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
+    names = [f"k{i}" for i in range(len(factors))]
+    exports = "\n".join(
+        f"""    flow.executable.export public @{n} workgroups() -> (index, index, index) {{
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }}"""
+        for n in names
+    )
+    kernels = []
+    for i, (name, factor) in enumerate(zip(names, factors, strict=True)):
+        if i == wrong:
+            body = "%r = arith.addf %base, %one : f32"
+        else:
+            chain = ["%t0 = arith.addf %a, %one : f32"]
+            for j in range(factor):
+                chain.append(f"%m{j} = arith.mulf %t{j}, %scale : f32")
+                chain.append(f"%t{j + 1} = arith.addf %m{j}, %half : f32")
+            chain.append(f"%zero = arith.subf %t{factor}, %t{factor} : f32")
+            chain.append("%r = arith.addf %base, %zero : f32")
+            body = "\n          ".join(chain)
+        kernels.append(
+            f"""
+      func.func @{name}(%in: {ro}, %out: {wo}) {{
+        %scale = arith.constant 0.999 : f32
+        %half = arith.constant 0.5 : f32
+        %one = arith.constant 1.0 : f32
+        %0 = iree_tensor_ext.dispatch.tensor.load %in, offsets = [0], sizes = [{size}], strides = [1] : {ro} -> {t}
+        %1 = tensor.empty() : {t}
+        %2 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%0 : {t}) outs(%1 : {t}) {{
+        ^bb0(%a: f32, %o: f32):
+          %h = arith.mulf %a, %half : f32
+          %base = arith.addf %h, %one : f32
+          {body}
+          linalg.yield %r : f32
+        }} -> {t}
+        iree_tensor_ext.dispatch.tensor.store %2, %out, offsets = [0], sizes = [{size}], strides = [1] : {t} -> {wo}
+        return
+      }}"""
+        )
+    return f"""module {{
+  flow.executable private @eq {{
+{exports}
+    autotune.group @f variants([{", ".join("@" + n for n in names)}]) {group_attrs}
+    builtin.module {{{"".join(kernels)}
+    }}
+  }}
+  util.func public @f(%a: {t}) -> {t} {{
+    %r = flow.dispatch @eq::@f(%a) : ({t}) -> {t}
+    util.return %r : {t}
+  }}
+}}
+"""
+
+
+def faulty_function_group(limit: int = 8, group_attrs: str = "") -> str:
+    """A function group `@g` over `tensor<?xf32>` whose variant `@g1` fails (a
+    `util.status.check_ok`) for sizes above `limit`; all variants compute `x + 1`.
+    Entry `@call_g`."""
+    base = tagged_module(1, dynamic=True).replace(
+        "    autotune.group @add variants([@v0]) \n", ""
+    )
+    head, _, _ = base.rpartition("  util.func public @run")
+    t = "tensor<?xf32>"
+
+    def variant(name: str, guard: bool) -> str:
+        check = (
+            f"""    %lim = arith.constant {limit} : index
+    %bad = arith.cmpi ugt, %n, %lim : index
+    %fail = arith.constant 13 : i32
+    %ok = arith.constant 0 : i32
+    %s = arith.select %bad, %fail, %ok : i32
+    util.status.check_ok %s, "{name} supports sizes up to {limit}"
+"""
+            if guard
+            else ""
+        )
+        return f"""  util.func private @{name}(%x: {t}) -> {t} {{
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %x, %c0 : {t}
+{check}    %r = flow.dispatch @tagged::@v0[%n](%x, %n) : ({t}{{%n}}, index) -> {t}{{%n}}
+    util.return %r : {t}
+  }}
+"""
+
+    return (
+        head
+        + variant("g0", False)
+        + variant("g1", True)
+        + variant("g2", False)
+        + f"""  autotune.group @g variants([@g0, @g1, @g2]) {group_attrs}
+  util.func public @call_g(%a: {t}) -> {t} {{
+    %r = util.call @g(%a) : ({t}) -> {t}
+    util.return %r : {t}
+  }}
+}}
+"""
+    )
