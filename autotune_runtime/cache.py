@@ -95,6 +95,7 @@ class TuningCache:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_path()
         self.persistent = True
+        self.unsaved: dict[CacheKey, Entry] = {}
         self.conn = self._open()
 
     # --- opening ----------------------------------------------------------------------
@@ -184,6 +185,8 @@ class TuningCache:
     # --- reading and writing ----------------------------------------------------------
 
     def get(self, key: CacheKey) -> Entry | None:
+        if key in self.unsaved:
+            return self.unsaved[key]
         row = self.conn.execute(
             "SELECT variant, stats, device_info, updated FROM decisions "
             "WHERE device=? AND module=? AND grp=? AND workload=?",
@@ -194,7 +197,12 @@ class TuningCache:
         return Entry(key, row[0], json.loads(row[1]), json.loads(row[2]), row[3])
 
     def put(self, entry: Entry) -> None:
-        """Store a decision; a write that fails is reported once and tuning goes on."""
+        """Store a decision. When the file cannot take it (disk full, file made read-only)
+        this is reported once; the decision and later ones are kept in memory, and what the
+        file already holds stays readable."""
+        if self.unsaved:
+            self.unsaved[entry.key] = entry
+            return
         try:
             self.conn.execute(
                 "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -207,17 +215,22 @@ class TuningCache:
                 ),
             )
         except sqlite3.Error as err:
-            if self.persistent:
-                warnings.warn(
-                    f"cannot write tuning cache {self.path} ({err}); decisions will not be saved",
-                    CacheWarning,
-                    stacklevel=2,
-                )
-                self.persistent = False
-                self.conn = self._connect(":memory:")
-                self.put(entry)
+            warnings.warn(
+                f"cannot write tuning cache {self.path} ({err}); decisions will not be saved",
+                CacheWarning,
+                stacklevel=2,
+            )
+            self.persistent = False
+            self.unsaved[entry.key] = entry
 
     def entries(self) -> Iterator[Entry]:
+        saved = [e for e in self._saved_entries() if e.key not in self.unsaved]
+        yield from sorted(
+            [*saved, *self.unsaved.values()],
+            key=lambda e: (e.key.group, e.key.workload, e.key.device),
+        )
+
+    def _saved_entries(self) -> Iterator[Entry]:
         rows = self.conn.execute(
             "SELECT device, module, grp, workload, variant, stats, device_info, updated "
             "FROM decisions ORDER BY grp, workload, device"
@@ -228,9 +241,12 @@ class TuningCache:
 
     def clear(self) -> int:
         """Delete every decision; returns how many there were."""
-        with self.conn:
-            count = self.conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
-            self.conn.execute("DELETE FROM decisions")
+        self.conn.execute("BEGIN IMMEDIATE")
+        count = self.conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+        self.conn.execute("DELETE FROM decisions")
+        self.conn.execute("COMMIT")
+        count += len(self.unsaved)
+        self.unsaved.clear()
         return int(count)
 
     # --- moving decisions between machines --------------------------------------------

@@ -370,3 +370,23 @@ def test_default_path_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("IREE_AUTOTUNE_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_path() == tmp_path / "xdg" / "iree-autotune" / "tuning.sqlite3"
+
+
+def test_full_disk_keeps_tuning_and_what_was_saved(tmp_path):
+    path = tmp_path / "full.sqlite3"
+    cache = TuningCache(path)
+    saved = Entry(CacheKey("d", "m", "g", (0,)), "v0", {}, {}, 1.0)
+    cache.put(saved)
+    # Simulate a full disk: the file may not grow any more.
+    pages = cache.conn.execute("PRAGMA page_count").fetchone()[0]
+    cache.conn.execute(f"PRAGMA max_page_count = {pages}")
+    big = {"pad": "x" * 100_000}
+    with pytest.warns(CacheWarning, match="cannot write tuning cache .* full"):
+        for i in range(1, 4):
+            cache.put(Entry(CacheKey("d", "m", "g", (i,)), f"v{i}", big, {}, 2.0))
+    assert not cache.persistent
+    assert cache.get(saved.key).variant == "v0"  # the file still answers
+    assert cache.get(CacheKey("d", "m", "g", (3,))).variant == "v3"  # kept in memory
+    assert [e.key.workload for e in cache.entries()] == [(0,), (1,), (2,), (3,)]
+    cache.close()
+    assert [e.variant for e in TuningCache(path).entries()] == ["v0"]
