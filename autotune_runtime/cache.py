@@ -204,16 +204,7 @@ class TuningCache:
             self.unsaved[entry.key] = entry
             return
         try:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    *entry.key.row(),
-                    entry.variant,
-                    json.dumps(entry.stats),
-                    json.dumps(entry.device_info),
-                    entry.updated,
-                ),
-            )
+            self._write(entry)
         except sqlite3.Error as err:
             warnings.warn(
                 f"cannot write tuning cache {self.path} ({err}); decisions will not be saved",
@@ -222,6 +213,18 @@ class TuningCache:
             )
             self.persistent = False
             self.unsaved[entry.key] = entry
+
+    def _write(self, entry: Entry) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                *entry.key.row(),
+                entry.variant,
+                json.dumps(entry.stats),
+                json.dumps(entry.device_info),
+                entry.updated,
+            ),
+        )
 
     def entries(self) -> Iterator[Entry]:
         saved = [e for e in self._saved_entries() if e.key not in self.unsaved]
@@ -280,29 +283,41 @@ class TuningCache:
         items = data.get("decisions")
         if not isinstance(items, list):
             raise ValueError('the export has no "decisions" list')
-        count = 0
+        entries = []
         for i, item in enumerate(items):
             try:
+                workload = item["workload"]
+                if not isinstance(workload, list):
+                    raise TypeError("workload must be a list of integers")
                 key = CacheKey(
                     str(item["device"]),
                     str(item["module"]),
                     str(item["group"]),
-                    tuple(int(w) for w in item["workload"]),
+                    tuple(int(w) for w in workload),
                 )
-                entry = Entry(
-                    key,
-                    str(item["variant"]),
-                    dict(item.get("stats", {})),
-                    dict(item.get("device_info", {})),
-                    float(item.get("updated", time.time())),
+                entries.append(
+                    Entry(
+                        key,
+                        str(item["variant"]),
+                        dict(item.get("stats", {})),
+                        dict(item.get("device_info", {})),
+                        float(item.get("updated", time.time())),
+                    )
                 )
             except (KeyError, TypeError, ValueError) as err:
                 raise ValueError(f"decision #{i} is malformed ({err})") from None
-            existing = self.get(key)
-            if existing is None or existing.updated <= entry.updated:
-                self.put(entry)
-            count += 1
-        return count
+        # All or nothing: one transaction, newer entries win.
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for entry in entries:
+                existing = self.get(entry.key)
+                if existing is None or existing.updated <= entry.updated:
+                    self._write(entry)
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as err:
+            self.conn.execute("ROLLBACK")
+            raise ValueError(f"cannot write tuning cache {self.path} ({err})") from None
+        return len(entries)
 
     def close(self) -> None:
         self.conn.close()

@@ -2,8 +2,8 @@
 
 The data comes from the tuning cache (`Entry.stats`, as `Tuner` writes it) or from a loaded
 module's `stats()`; both carry per-variant summaries in nanoseconds (`median_ns`, `min_ns`,
-`spread_ns`, `samples`, `failed`, `eliminated`). Entries imported from elsewhere may lack
-some of it: what is missing is shown as such, never guessed.
+`spread_ns`, `samples`, `failed`, `rejected`, `eliminated`). Entries imported from elsewhere
+may lack some of it: what is missing is shown as such, never guessed.
 
 `rich` is imported when a table is built and `matplotlib` (Agg, no display) only when a plot
 is written, so importing this module is cheap.
@@ -37,6 +37,7 @@ class VariantRow:
     spread_us: float | None
     min_us: float | None
     failed: bool = False
+    rejected: bool = False
     eliminated: bool = False
     winner: bool = False
     ratio: float | None = None
@@ -47,6 +48,8 @@ class VariantRow:
             return "winner"
         if self.failed:
             return "failed"
+        if self.rejected:
+            return "rejected"
         if self.eliminated:
             return "eliminated"
         return ""
@@ -106,14 +109,18 @@ def build_rows(summaries: list[dict] | None, decision: str | None) -> list[Varia
         if not isinstance(item, dict) or "variant" not in item:
             continue
         failed = bool(item.get("failed", False))
+        rejected = bool(item.get("rejected", False))
+        median = None if failed else _us(item.get("median_ns"))
         raw.append(
             VariantRow(
                 name=str(item["variant"]),
                 samples=_int(item.get("samples")),
-                median_us=None if failed else _us(item.get("median_ns")),
-                spread_us=None if failed else _us(item.get("spread_ns")),
-                min_us=None if failed else _us(item.get("min_ns")),
+                median_us=median,
+                # Without a median (no samples, or a failed run) a spread means nothing.
+                spread_us=None if median is None else _us(item.get("spread_ns")),
+                min_us=None if median is None else _us(item.get("min_ns")),
                 failed=failed,
+                rejected=rejected,
                 eliminated=bool(item.get("eliminated", False)),
                 winner=decision is not None and str(item["variant"]) == decision,
             )
@@ -133,6 +140,7 @@ def build_rows(summaries: list[dict] | None, decision: str | None) -> list[Varia
                 r.spread_us,
                 r.min_us,
                 r.failed,
+                r.rejected,
                 r.eliminated,
                 r.winner,
                 ratio,
@@ -178,7 +186,8 @@ def panels_from_stats(stats: Iterable[dict]) -> list[Panel]:
             workload=tuple(item["workload"]),
             decision=item["decision"],
             rows=build_rows(item["variants"], item["decision"]),
-            explored_calls=_int(item.get("explored_calls")),
+            # A decision read from the cache took no exploration calls in this session.
+            explored_calls=None if item.get("from_cache") else _int(item.get("explored_calls")),
             source="cache" if item.get("from_cache") else "tuned",
         )
         for item in stats
@@ -206,7 +215,7 @@ def variant_table(panel: Panel) -> Table:
     table.add_column("status")
     for row in panel.rows:
         ratio = f"{row.ratio:.2f}x" if row.ratio is not None else MISSING
-        style = "bold green" if row.winner else ("red" if row.failed else None)
+        style = "bold green" if row.winner else ("red" if row.failed or row.rejected else None)
         table.add_row(
             row.name,
             MISSING if row.samples is None else str(row.samples),
@@ -273,13 +282,14 @@ def write_plot(panels: list[Panel], path: str | Path) -> None:
         heights = [r.median_us or 0.0 for r in panel.rows]
         errors = [r.spread_us or 0.0 for r in panel.rows]
         colors = [
-            "tab:green" if r.winner else ("tab:red" if r.failed else "tab:gray") for r in panel.rows
+            "tab:green" if r.winner else ("tab:red" if r.failed or r.rejected else "tab:gray")
+            for r in panel.rows
         ]
         bars = ax.bar(names, heights, yerr=errors, color=colors, capsize=4)
         for bar, row in zip(bars, panel.rows, strict=True):
             label = (
-                "failed"
-                if row.failed
+                row.status
+                if row.failed or row.rejected
                 else MISSING
                 if row.median_us is None
                 else f"{row.ratio:.2f}x"
@@ -290,7 +300,7 @@ def write_plot(panels: list[Panel], path: str | Path) -> None:
                 label = "winner" if row.median_us is not None else "winner (no data)"
             ax.annotate(
                 label,
-                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                (bar.get_x() + bar.get_width() / 2, bar.get_height() + (row.spread_us or 0.0)),
                 ha="center",
                 va="bottom",
                 fontsize=8,

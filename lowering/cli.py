@@ -12,8 +12,10 @@ from pathlib import Path
 
 from autotune_dialect.autotune import POLICIES
 from autotune_dialect.diagnostics import DiagnosticError
+from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
 from lowering.driver import TARGETS, compile
+from lowering.triton_import import add_command as add_import_triton_command
 
 
 def _read(path: str) -> str:
@@ -105,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
     policy_options(comp)
     comp.set_defaults(run=cmd_compile)
+
+    add_runtime_commands(sub)
+    add_import_triton_command(sub)
     return parser
 
 
