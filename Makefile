@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo lint clean
+.PHONY: install test demo bench lint clean
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -19,6 +19,9 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.demo
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
