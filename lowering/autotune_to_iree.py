@@ -555,23 +555,30 @@ class Lowering:
         filled = em.value(FillOp([fill], [empty], [type_]))
         return em.add(util.OptimizationBarrierOp([filled])).results[0]
 
+    def groups_with_a_site(self, policy: str, sites: list[Site]) -> list[tuple[Group, Site]]:
+        """The groups of `policy` that are used, each with one of its sites (whose operand
+        types the synthetic inputs follow)."""
+        out = []
+        for group in self.groups.values():
+            site = next((s for s in sites if s.group is group), None)
+            if group.policy == policy and site is not None:
+                out.append((group, site))
+        return out
+
     def tune_function(self, sites: list[Site]) -> None:
         """Exported `__autotune`: tune every explicit group's keys until the host commits."""
-        groups = [g for g in self.groups.values() if g.policy == "explicit"]
-        if not groups:
+        tuned = self.groups_with_a_site("explicit", sites)
+        if not tuned:
             return
         body = Block()
         em = Emitter(body)
-        for group in groups:
-            site = next((s for s in sites if s.group is group), None)
-            if site is None:
-                continue
+        for group, site in tuned:
             for key, index in list(group.keys.items()):
                 self.tune_key_until_committed(em, site, key, index)
         body.add_op(util.ReturnOp())
         fn = util.FuncOp(interface.TUNE_FUNCTION, ([], []), Region(body), "public")
         self.exports.append(fn)
-        for group in groups:
+        for group, _ in tuned:
             self.setter_getter(group)
 
     def tune_key_until_committed(self, em: Emitter, site: Site, key, index: int) -> None:
@@ -620,15 +627,12 @@ class Lowering:
 
     def init_tuning(self, sites: list[Site]) -> None:
         """`util.initializer` measuring every init group's variants, unrolled."""
-        groups = [g for g in self.groups.values() if g.policy == "init"]
-        if not groups:
+        tuned = self.groups_with_a_site("init", sites)
+        if not tuned:
             return
         body = Block()
         em = Emitter(body)
-        for group in groups:
-            site = next((s for s in sites if s.group is group), None)
-            if site is None:
-                continue
+        for group, site in tuned:
             samples = group.op.int_param("min_samples") or DEFAULT_INIT_SAMPLES
             for key, index in list(group.keys.items()):
                 for variant in group.variants:
