@@ -178,8 +178,12 @@ def speed_module(factors: tuple[int, ...] = (24, 1, 96), size: int = 65536) -> s
 """
 
 
-def equivalent_module(factors: tuple[int, ...] = (16, 1, 4), wrong: int | None = 2,
-                      size: int = 65536, group_attrs: str = "") -> str:
+def equivalent_module(
+    factors: tuple[int, ...] = (16, 1, 4),
+    wrong: int | None = 2,
+    size: int = 65536,
+    group_attrs: str = "",
+) -> str:
     """A group `@eq::@f` whose variants compute the same `a * 0.5 + 1` at different costs
     (variant k also runs `factors[k]` multiply-adds whose difference with themselves is
     added: exactly zero), except variant `wrong`, which is the cheapest and adds 1 more.
@@ -245,9 +249,7 @@ def faulty_function_group(limit: int = 8, group_attrs: str = "") -> str:
     """A function group `@g` over `tensor<?xf32>` whose variant `@g1` fails (a
     `util.status.check_ok`) for sizes above `limit`; all variants compute `x + 1`.
     Entry `@call_g`."""
-    base = tagged_module(1, dynamic=True).replace(
-        "    autotune.group @add variants([@v0]) \n", ""
-    )
+    base = tagged_module(1, dynamic=True).replace("    autotune.group @add variants([@v0]) \n", "")
     head, _, _ = base.rpartition("  util.func public @run")
     t = "tensor<?xf32>"
 

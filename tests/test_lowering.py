@@ -132,7 +132,10 @@ def test_explicit_setter_getter_and_tuning(compiled):
 
 def test_init_policy_is_tuned_at_load(compiled):
     module = load(
-        compiled(tagged_module(group_attrs='{policy = "init", min_samples = 2, tolerance = 10.0}'), "online")
+        compiled(
+            tagged_module(group_attrs='{policy = "init", min_samples = 2, tolerance = 10.0}'),
+            "online",
+        )
     )
     ((key, variant),) = module.decisions().items()  # decided before any call
     assert tag_of(module.run(ZEROS)) == int(variant[1:])

@@ -1,0 +1,1 @@
+"""Triton kernels used as `iree-autotune import-triton` examples (needs `iree-autotune[triton]`)."""
