@@ -130,7 +130,9 @@ def test_ipython_displays_ir_as_mlir(group_file):
     assert data["text/markdown"].startswith("```mlir\nbuiltin.module {")
     group = next(op for op in module.walk() if isinstance(op, GroupOp))
     data, _ = shell.display_formatter.format(group)
-    assert data["text/markdown"] == "```mlir\nautotune.group @add variants([@v0, @v1, @v2])\n```"
+    assert data["text/markdown"] == (
+        "```mlir\nautotune.group @add variants([@v0, @v1, @v2]) {tolerance = 1.000000e+01 : f64}\n```"
+    )
 
 
 def test_console_scripts_are_installed():

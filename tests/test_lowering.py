@@ -264,7 +264,7 @@ def test_group_built_from_python_lowers_without_text():
     from autotune_dialect import GroupOp, parse_module, print_module
     from autotune_dialect.flow import ExecutableOp
 
-    text = tagged_module().replace("    autotune.group @add variants([@v0, @v1, @v2]) \n", "")
+    text = tagged_module(with_group=False)
     text = text.replace("@tagged::@add(", "@tagged::@v0(")
     module = parse_module(text)
     executable = next(op for op in module.walk() if isinstance(op, ExecutableOp))
