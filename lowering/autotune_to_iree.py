@@ -22,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DictionaryAttr,
     FloatAttr,
     IndexType,
@@ -49,13 +50,16 @@ from autotune_dialect import flow, hal, util
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, op_error
 from autotune_dialect.ir import make_context, parse_module, print_module, verify_module
-from autotune_dialect.iree_attrs import BufferViewType, attribute_text
+from autotune_dialect.iree_attrs import BufferViewType, attribute_text, opaque_class
 from autotune_dialect.passthrough import kernel_modules
 from autotune_dialect.symbols import lookup_symbol
 from autotune_runtime import interface
 from lowering.emitter import Emitter
 
 DEFAULT_INIT_SAMPLES = 3
+MAX_INIT_RUNS = 1024
+"""Timed runs one `init` group may unroll in the initializer (lowering time and IR size
+grow with them: about 8 ms and 2 KB each)."""
 
 
 @dataclass
@@ -168,6 +172,7 @@ class Lowering:
         self.globals: list[Operation] = []
         self.exports: list[Operation] = []
         self.initializer_op: Operation | None = None
+        self.validators: list[str] = []
 
     # --- discovery ------------------------------------------------------------------
 
@@ -201,6 +206,21 @@ class Lowering:
                 if isinstance(target, GroupOp):
                     sites.append(self._site(op, self.groups[target], None))
         return sites
+
+    def check_other_uses(self, site_ops: set[Operation]) -> None:
+        """Only the dispatches and calls in `site_ops` may refer to a group: any other
+        reference would be left dangling when the groups are erased."""
+        for op in self.module.walk():
+            if op in site_ops or isinstance(op, GroupOp):
+                continue
+            for attr in (*op.properties.values(), *op.attributes.values()):
+                for ref in _symbol_refs(attr):
+                    if isinstance(lookup_symbol(op, ref), GroupOp):
+                        raise op_error(
+                            op,
+                            f"refers to group {ref}; a group can only be dispatched with "
+                            "flow.dispatch or called with util.call",
+                        )
 
     def _site(self, op, group: Group, workload: list[SSAValue] | None) -> Site:
         if workload is None:  # a function group: dynamic dimensions of tensor operands
@@ -399,13 +419,31 @@ class Lowering:
 
         variant, explore, validate = em.if_(hit, [i32, i1, i1], on_hit, on_miss)
         tensors = [a for a in site.op.operands if isinstance(a.type, TensorType)]
+        types = [r.type for r in site.op.results]
+        validated = not any(t >= 0 for t in self.tied(site)) and bool(self.result_tensors(site))
+        # The run timed here: an exploring one that is not validated out of line.
+        timed = em.value(arith.AndIOp(explore, em.value(arith.XOrIOp(validate, em.const(1, i1)))))
+        timed = timed if validated else explore
 
         def start_clock(e: Emitter) -> list[SSAValue]:
             e.wait_for(tensors)
             return self.host(e, interface.now_ns(), [])
 
-        (t0,) = em.if_(explore, [i64], start_clock, lambda e: [e.i64(0)])
-        results = self.chain(em, variant, site, lambda e, v: self.variant_op(site, v))
+        (t0,) = em.if_(timed, [i64], start_clock, lambda e: [e.i64(0)])
+
+        def chain(e: Emitter) -> list[SSAValue]:
+            return self.chain(e, variant, site, lambda c, v: self.variant_op(site, v))
+
+        def with_reference(e: Emitter) -> list[SSAValue]:
+            callee = self.validation_function(site, arity)
+            return e.call(callee, [variant, *key, *site.op.operands], types)
+
+        # While a variant is unvalidated (always while exploring), its result is checked
+        # against the reference's on the same inputs, and the caller gets the reference's.
+        if validated:
+            results = em.if_(validate, types, with_reference, chain)
+        else:
+            results = chain(em)  # in-place or tensor-less: the explored run is the only run
 
         def stop_clock(e: Emitter) -> list[SSAValue]:
             e.wait_for([r for r in results if isinstance(r.type, TensorType)])
@@ -414,20 +452,44 @@ class Lowering:
             self.host(e, interface.record(arity), [gid, variant, elapsed, *key])
             return []
 
-        em.if_(explore, [], stop_clock)
-        if any(t >= 0 for t in self.tied(site)) or not self.result_tensors(site):
-            return results  # in-place or tensor-less: the explored run is the only run
+        em.if_(timed, [], stop_clock)
+        return results
 
-        def with_reference(e: Emitter) -> list[SSAValue]:
-            reference = site.group.variants[site.group.default_index]
-            expected = list(e.add(self.variant_op(site, reference)).results)
-            self.compare_results(e, site, variant, results, expected, key, gid)
-            return expected
-
-        # While a variant is unvalidated, its result is checked against the reference's
-        # on the same inputs, and the caller gets the reference's.
-        types = [r.type for r in results]
-        return em.if_(validate, types, with_reference, lambda e: results)
+    def validation_function(self, site: Site, arity: int) -> str:
+        """`util.func` running `variant` (timed) and the reference on the site's operands,
+        comparing their results and returning the reference's. Kept out of line (never
+        inlined): exporting the results for the host inside the dispatching function kept
+        one result buffer alive per call, even when the branch was not taken."""
+        group = site.group
+        name = group.symbol(f"validate{len(self.validators)}")
+        self.validators.append(name)
+        operand_types = [o.type for o in site.op.operands]
+        block = Block(arg_types=[i32, *([i64] * arity), *operand_types])
+        variant, key = block.args[0], list(block.args[1 : 1 + arity])
+        shadow = site.op.clone(
+            value_mapper=dict(zip(site.op.operands, block.args[1 + arity :], strict=True))
+        )
+        inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
+        em = Emitter(block)
+        gid = em.i64(group.gid)
+        tensors = [a for a in shadow.operands if isinstance(a.type, TensorType)]
+        em.wait_for(tensors)
+        (t0,) = self.host(em, interface.now_ns(), [])
+        results = self.chain(em, variant, inner, lambda c, v: self.variant_op(inner, v))
+        em.wait_for([r for r in results if isinstance(r.type, TensorType)])
+        (t1,) = self.host(em, interface.now_ns(), [])
+        elapsed = em.value(arith.SubiOp(t1, t0))
+        self.host(em, interface.record(arity), [gid, variant, elapsed, *key])
+        reference = group.variants[group.default_index]
+        expected = list(em.add(self.variant_op(inner, reference)).results)
+        self.compare_results(em, inner, variant, results, expected, key, gid)
+        block.add_op(util.ReturnOp(expected))
+        shadow.erase()
+        types = [r.type for r in site.op.results]
+        fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
+        fn.attributes["inlining_policy"] = opaque_class("util.inline.never", False)()
+        self.exports.append(fn)
+        return name
 
     def tied(self, site: Site) -> list[int]:
         if isinstance(site.op, flow.DispatchOp):
@@ -634,6 +696,14 @@ class Lowering:
         em = Emitter(body)
         for group, site in tuned:
             samples = group.op.int_param("min_samples") or DEFAULT_INIT_SAMPLES
+            runs = samples * len(group.variants) * len(group.keys)
+            if runs > MAX_INIT_RUNS:
+                raise op_error(
+                    group.op,
+                    f'policy "init" unrolls {runs} timed runs in the initializer ({samples} '
+                    f"min_samples x {len(group.variants)} variants x {len(group.keys)} "
+                    f"workloads); at most {MAX_INIT_RUNS} are supported",
+                )
             for key, index in list(group.keys.items()):
                 for variant in group.variants:
                     for _ in range(samples):
@@ -732,6 +802,7 @@ class Lowering:
         if not self.groups:
             return
         sites = self.collect_sites()
+        self.check_other_uses({site.op for site in sites})
         for group in self.groups.values():
             if group.policy in ("explicit", "init"):
                 for sample in group.op.sample_workloads():
@@ -741,6 +812,18 @@ class Lowering:
         self.tune_function(sites)
         self.init_tuning(sites)
         self.finish()
+
+
+def _symbol_refs(attr: Attribute) -> Iterator[SymbolRefAttr]:
+    """The symbol references in an attribute, nested arrays and dictionaries included."""
+    if isinstance(attr, SymbolRefAttr):
+        yield attr
+    elif isinstance(attr, ArrayAttr):
+        for item in attr.data:
+            yield from _symbol_refs(item)
+    elif isinstance(attr, DictionaryAttr):
+        for item in attr.data.values():
+            yield from _symbol_refs(item)
 
 
 def _split_by_rank(types: Sequence[Attribute], dims: list[SSAValue]) -> list[list[SSAValue]]:
@@ -788,7 +871,12 @@ def lower_to_iree(
     """Parse, lower and print: autotune IR in, IREE input IR out."""
     module = parse_module(text, filename, make_context())
     base_dir = Path(filename).parent if filename != "<input>" else None
-    lower_module(module, policy, cache, base_dir)
+    try:
+        lower_module(module, policy, cache, base_dir)
+    except DiagnosticError as err:
+        if err.location is not None and err.source is None:
+            err.source = text  # show the source line under the message, as parse errors do
+        raise
     return print_module(module)
 
 

@@ -86,3 +86,37 @@ def test_a_failure_outside_exploration_is_raised():
     with pytest.raises(RuntimeError, match="g1 supports sizes up to 8"):
         module.call_g(np.zeros(16, np.float32))
     module.close()
+
+
+LEAK_CHECK = """
+import resource, sys
+import numpy as np
+sys.path.insert(0, "tests")
+from modules import tagged_module
+from autotune_runtime import load
+from lowering.driver import compile
+module = load(compile(tagged_module(size=65536)), device="local-sync", cache=False, max_samples=2)
+x = np.zeros(65536, np.float32)
+for _ in range(100):
+    module.run(x)
+assert module.decisions()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(600):
+    module.run(x)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 600)
+module.close()
+"""
+
+
+def test_committed_online_calls_do_not_grow_memory():
+    # Each call returns a 256 KiB result; a leak of one buffer per call would add ~150 MiB.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", LEAK_CHECK], capture_output=True, text=True, check=True, cwd=root
+    )
+    kib_per_call = float(out.stdout.strip().splitlines()[-1])
+    assert kib_per_call < 16
