@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable
@@ -10,10 +11,13 @@ from io import StringIO
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Dialect, Operation
+from xdsl.ir import Block, Dialect, Operation
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
 
 from autotune_dialect.autotune import Autotune
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation, op_error
@@ -21,6 +25,7 @@ from autotune_dialect.flow import Flow
 from autotune_dialect.hal import HAL
 from autotune_dialect.iree_attrs import opaque_classes
 from autotune_dialect.passthrough import Passthrough
+from autotune_dialect.symbols import symbol_index
 from autotune_dialect.tensor_ext import TensorExt
 from autotune_dialect.util import Util
 
@@ -68,21 +73,91 @@ def make_context(allow_unregistered: bool = False) -> Context:
     return ctx
 
 
+class _Lexer(MLIRLexer):
+    # xDSL's pattern nests `+` inside `*`: an unterminated string literal on a long line
+    # backtracks exponentially. This one accepts the same literals in linear time.
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+    def _lex_string_literal(self, start_pos: int) -> MLIRToken:
+        if self._unescaped_characters_regex.match(self.input.content, start_pos) is None:
+            span = Span(start_pos, start_pos + 1, self.input)
+            raise ParseError(span, "unterminated string literal")
+        return super()._lex_string_literal(start_pos)
+
+
 class LocatingParser(Parser):
-    """A parser that records every op's `file:line:col` as its location."""
+    """A parser that records every op's `file:line:col` as its location.
+
+    Errors that xDSL raises other than as `ParseError` while reading (values checked by
+    attribute and op constructors, token kinds it asserts) become located `ParseError`s.
+    """
+
+    def __init__(self, ctx: Context, text: str, name: str = "<unknown>"):
+        super().__init__(ctx, "", name)
+        self._line_starts: list[int] | None = None
+        self._parser_state = ParserState(_Lexer(Input(text, name)))
+
+    def _consume_token(self, expected_kind: MLIRTokenKind | None = None):
+        if expected_kind is not None and self._current_token.kind != expected_kind:
+            spelling = expected_kind.value
+            what = f"'{spelling}'" if isinstance(spelling, str) else expected_kind.name.lower()
+            self.raise_error(f"expected {what}")
+        return super()._consume_token(expected_kind)
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            self.raise_error("the input is empty; expected a module")
+        return super().parse_module(allow_implicit_module)
+
+    def _parse_block(self) -> Block:
+        # Reached in a region when what follows is neither an op nor its closing brace.
+        if self._current_token.kind != MLIRTokenKind.CARET_IDENT:
+            token = self._current_token
+            found = "end of input" if token.kind == MLIRTokenKind.EOF else f"'{token.text}'"
+            self.raise_error(f"expected an operation or '}}' in region, found {found}")
+        self._check_block_label()
+        return super()._parse_block()
+
+    def parse_optional_successor(self) -> Block | None:
+        self._check_block_label()
+        return super().parse_optional_successor()
+
+    def _check_block_label(self) -> None:
+        """xDSL cannot name a block `^0` (MLIR can): say so instead of its ValueError."""
+        token = self._current_token
+        name = token.text[1:]
+        if token.kind == MLIRTokenKind.CARET_IDENT and not Block.is_valid_name(name):
+            self.raise_error(f"unsupported block label '{token.text}'; start it with a letter")
+
+    def _parse_alias_def(self) -> None:
+        start = self._current_token.span.start
+        try:
+            super()._parse_alias_def()
+        except VerifyException as err:
+            self.raise_error(str(err).split("\n", 1)[0], start)
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as err:
+            self.raise_error(str(err).split("\n", 1)[0], start)
         if not isinstance(op.location, FileLineColLoc):
             name_at = self._op_name_offset(op.name, start)
-            loc = SourceLocation.from_offset(
-                self.lexer.input.name, self.lexer.input.content, name_at
-            )
+            loc = self._location(name_at)
             op.location = FileLineColLoc(
                 StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column)
             )
         return op
+
+    def _location(self, offset: int) -> SourceLocation:
+        """Line and column of an offset, from an index of line starts built once."""
+        if self._line_starts is None:
+            content = self.lexer.input.content
+            self._line_starts = [0] + [m.end() for m in re.finditer("\n", content)]
+        line = bisect.bisect_right(self._line_starts, offset)
+        column = offset - self._line_starts[line - 1] + 1
+        return SourceLocation(self.lexer.input.name, line, column)
 
     def _op_name_offset(self, name: str, start: int) -> int:
         """MLIR locates an op at its name, after any `%results =`."""
@@ -103,9 +178,8 @@ def parse_module(
     verify: bool = True,
 ) -> ModuleOp:
     """Parse MLIR text; raise `DiagnosticError` (file:line:col) on bad input."""
-    parser = LocatingParser(ctx or make_context(), text, filename)
     try:
-        module = parser.parse_module()
+        module = LocatingParser(ctx or make_context(), text, filename).parse_module()
     except ParseError as err:
         loc = SourceLocation.from_offset(filename, text, err.span.start)
         raise DiagnosticError(err.msg, loc, text) from None
@@ -115,17 +189,13 @@ def parse_module(
 
 
 def verify_module(module: Operation, source: str | None = None) -> None:
-    """Verify every op, reporting the first failure at its location."""
-    for op in module.walk():
-        try:
-            op.verify_()
-        except VerifyException as err:
-            raise op_error(op, str(err), source) from None
-    try:
-        module.verify()
-    except VerifyException as err:
-        message = str(err).split("\n", 1)[0]
-        raise DiagnosticError(message, None, source) from None
+    """Verify every op once, reporting the first failure at its location."""
+    with symbol_index():
+        for op in module.walk():
+            try:
+                op.verify(verify_nested_ops=False)
+            except VerifyException as err:
+                raise op_error(op, str(err).split("\n", 1)[0], source) from None
 
 
 def print_module(op: Operation) -> str:

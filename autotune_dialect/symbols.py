@@ -1,19 +1,51 @@
-"""Symbol lookup from an op up to the nearest enclosing symbol table."""
+"""Symbol lookup from an op up to the nearest enclosing symbol table.
+
+Lookups scan the table's ops. Inside `symbol_index()` (used while the IR does not change:
+verification, collecting the uses of groups) each table is indexed once instead, so that
+resolving every dispatch of a large module stays linear.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 
+_INDEX: ContextVar[dict[int, dict[str, Operation]] | None] = ContextVar("_INDEX", default=None)
 
-def _find_in(table: Operation, name: str) -> Operation | None:
+
+@contextmanager
+def symbol_index() -> Iterator[None]:
+    """Index symbol tables on first use until the block ends (the IR must not change)."""
+    token = _INDEX.set({})
+    try:
+        yield
+    finally:
+        _INDEX.reset(token)
+
+
+def _symbols(table: Operation) -> Iterator[tuple[str, Operation]]:
     for region in table.regions:
         for op in region.ops:
             sym = op.properties.get("sym_name") or op.attributes.get("sym_name")
-            if isinstance(sym, StringAttr) and sym.data == name:
-                return op
-    return None
+            if isinstance(sym, StringAttr):
+                yield sym.data, op
+
+
+def _find_in(table: Operation, name: str) -> Operation | None:
+    index = _INDEX.get()
+    if index is None:
+        return next((op for sym, op in _symbols(table) if sym == name), None)
+    if id(table) not in index:
+        symbols: dict[str, Operation] = {}
+        for sym, op in _symbols(table):
+            symbols.setdefault(sym, op)
+        index[id(table)] = symbols
+    return index[id(table)].get(name)
 
 
 def lookup_symbol(op: Operation, ref: SymbolRefAttr) -> Operation | None:

@@ -52,7 +52,7 @@ from autotune_dialect.diagnostics import DiagnosticError, op_error
 from autotune_dialect.ir import make_context, parse_module, print_module, verify_module
 from autotune_dialect.iree_attrs import BufferViewType, attribute_text, opaque_class
 from autotune_dialect.passthrough import kernel_modules
-from autotune_dialect.symbols import lookup_symbol
+from autotune_dialect.symbols import lookup_symbol, symbol_index
 from autotune_runtime import interface
 from lowering.emitter import Emitter
 
@@ -801,7 +801,8 @@ class Lowering:
         self.collect_groups()
         if not self.groups:
             return
-        sites = self.collect_sites()
+        with symbol_index():
+            sites = self.collect_sites()
         self.check_other_uses({site.op for site in sites})
         for group in self.groups.values():
             if group.policy in ("explicit", "init"):
@@ -854,12 +855,14 @@ def lower_module(
     policy: str = "online",
     cache: str | Path | None = None,
     base_dir: str | Path | None = None,
+    verify_input: bool = True,
 ) -> None:
     """Lower every group of `module` in place (the module must verify).
 
     `base_dir` is where relative object paths resolve (for the groups' fingerprints).
     """
-    verify_module(module)
+    if verify_input:
+        verify_module(module)
     folder = None if base_dir is None else Path(base_dir)
     Lowering(module, policy, load_decisions(cache), folder).run()
     verify_module(module)
@@ -872,7 +875,7 @@ def lower_to_iree(
     module = parse_module(text, filename, make_context())
     base_dir = Path(filename).parent if filename != "<input>" else None
     try:
-        lower_module(module, policy, cache, base_dir)
+        lower_module(module, policy, cache, base_dir, verify_input=False)  # parse verified it
     except DiagnosticError as err:
         if err.location is not None and err.source is None:
             err.source = text  # show the source line under the message, as parse errors do
