@@ -1,0 +1,1 @@
+"""Benchmarks against the anchors: `make bench` / `python -m benchmarks.run` (see run.py)."""

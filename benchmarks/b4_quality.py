@@ -1,0 +1,101 @@
+"""B4 choice quality: the chosen variant's time over the best variant's.
+
+A suite of 6 matmul sizes with 4 tile-size variants each (`kernels.matmul_module`): which
+tile wins depends on the size. The choice is made by online tuning with the default stop
+rule (one fresh module, every size called until it commits). The best is found by a long
+exhaustive run on the explicit build of the same suite: per size, 200 interleaved calls of
+every variant (the choice set through `__autotune_set_*`, untimed, before each call),
+medians compared. Ratio: geometric mean over the sizes of median(chosen) / median(best) (1.0: the
+best was always chosen); the worst size is in the detail.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.common import (
+    CaseResult,
+    Settings,
+    compile_module,
+    device_array,
+    geomean,
+    interleaved,
+    load_module,
+    median,
+    raw_function,
+)
+from benchmarks.kernels import MATMUL_TILES, matmul_module
+
+SIZES = (32, 64, 96, 128, 160, 192)
+TILES = tuple(MATMUL_TILES)
+
+
+def run(settings: Settings) -> CaseResult:
+    rounds = 40 if settings.quick else 200
+    text = matmul_module(SIZES, TILES)
+    rng = np.random.default_rng(0)
+    inputs = {n: (rng.random((n, n), np.float32), rng.random((n, n), np.float32)) for n in SIZES}
+
+    online = load_module(compile_module(text, "online"))
+    chosen, tuning_calls = {}, {}
+    for n in SIZES:
+        a, b = inputs[n]
+        call = online.function(f"matmul_{n}")
+        before = len(online.decisions())
+        calls = 0
+        while len(online.decisions()) == before:
+            np.testing.assert_allclose(call(a, b), a @ b, rtol=1e-4, atol=1e-3)
+            calls += 1
+        tuning_calls[n] = calls
+        (variant,) = [v for (g, _), v in online.decisions().items() if g == f"mm{n}::matmul"]
+        chosen[n] = variant.removeprefix(f"mm{n}_")
+    online.close()
+
+    explicit = load_module(compile_module(text, "explicit"))
+    rows = []
+    for n in SIZES:
+        a, b = inputs[n]
+        function = raw_function(explicit, f"matmul_{n}")
+        setter = raw_function(explicit, f"__autotune_set_mm{n}_matmul")
+        args = (device_array(explicit, a), device_array(explicit, b))
+
+        times = interleaved(
+            [lambda f=function, args=args: f(*args)] * len(TILES),
+            rounds,
+            warmup=3,
+            prepare=[lambda i=i, s=setter: s(i) for i in range(len(TILES))],
+        )
+        medians = {tile: median(t) for tile, t in zip(TILES, times, strict=True)}
+        best = min(medians, key=medians.__getitem__)
+        ratio = medians[chosen[n]] / medians[best]
+        rows.append(
+            {
+                "size": n,
+                "chosen": chosen[n],
+                "best": best,
+                "chosen_over_best": round(ratio, 4),
+                "tuning_calls": tuning_calls[n],
+                "median_us": {t: round(m / 1e3, 2) for t, m in medians.items()},
+            }
+        )
+        print(
+            f"  B4 {n:>4}^3 matmul: chose {chosen[n]:>4}, best {best:>4}, ratio {ratio:.3f}",
+            flush=True,
+        )
+    explicit.close()
+    overall = geomean(r["chosen_over_best"] for r in rows)
+    worst = max(rows, key=lambda r: r["chosen_over_best"])
+    detail = {
+        "tiles": {t: list(MATMUL_TILES[t]) for t in TILES},
+        "exhaustive_calls_per_variant": rounds,
+        "sizes": rows,
+        "best_chosen": sum(r["chosen"] == r["best"] for r in rows),
+        "worst": {"size": worst["size"], "chosen_over_best": worst["chosen_over_best"]},
+    }
+    return CaseResult(
+        id="B4",
+        title="choice quality",
+        ratio=overall,
+        meaning="median time of the chosen variant / of the best, geometric mean over 6 sizes",
+        detail=detail,
+    )

@@ -1,0 +1,214 @@
+# ruff: noqa: E501  (MLIR text: long lines by nature)
+"""Generators of benchmark modules (IREE input IR with `autotune.group`s).
+
+These mirror the test generators (`tests/modules.py`) but live here so that the benchmarks
+do not depend on the test suite:
+
+- `many_groups_module(groups, variants)`: `groups` flow.executables of `variants` tiny
+  elementwise kernels each, one group per executable, all dispatched in a chain by `@run`
+  (the lowering-cost case).
+- `add_module(size, variants)`: one group of `variants` elementwise adds that compute the
+  same result (steady-state overhead).
+- `speed_module(factors, size)`: one group whose variants compute the same result at
+  costs proportional to `factors` (tuning cost, online cost, memory).
+
+Variants of a group compute the same result (up to rounding): the runtime checks every
+variant against the group's reference variant and rejects one that disagrees.
+- `matmul_module(sizes, tiles)`: per size n, a group of n x n x n matmuls that differ only
+  in their CPU tile sizes (choice quality: which tile wins depends on the size).
+"""
+
+from __future__ import annotations
+
+_MAP = "affine_map<(d0) -> (d0)>"
+
+
+def _elementwise_kernel(name: str, size: int, body: list[str], result: str) -> str:
+    """`func.func @name` reading `tensor<SIZExf32>`, applying `body` per element (input
+    `%a`, constants `%scale`/`%shift`) and storing `result`."""
+    t = f"tensor<{size}xf32>"
+    ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
+    wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
+    ops = "\n          ".join(body)
+    return f"""
+      func.func @{name}(%in: {ro}, %out: {wo}) {{
+        %scale = arith.constant 0.999 : f32
+        %shift = arith.constant 0.001 : f32
+        %0 = iree_tensor_ext.dispatch.tensor.load %in, offsets = [0], sizes = [{size}], strides = [1] : {ro} -> {t}
+        %1 = tensor.empty() : {t}
+        %2 = linalg.generic {{indexing_maps = [{_MAP}, {_MAP}], iterator_types = ["parallel"]}} ins(%0 : {t}) outs(%1 : {t}) {{
+        ^bb0(%a: f32, %o: f32):
+          {ops}
+          linalg.yield {result} : f32
+        }} -> {t}
+        iree_tensor_ext.dispatch.tensor.store %2, %out, offsets = [0], sizes = [{size}], strides = [1] : {t} -> {wo}
+        return
+      }}"""
+
+
+def _export(name: str) -> str:
+    return f"""    flow.executable.export public @{name} workgroups() -> (index, index, index) {{
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }}"""
+
+
+def _executable(exe: str, group: str, kernels: dict[str, str], attrs: str = "") -> str:
+    names = list(kernels)
+    exports = "\n".join(_export(n) for n in names)
+    variants = ", ".join("@" + n for n in names)
+    attrs = f" {attrs}" if attrs else ""
+    return (
+        f"  flow.executable private @{exe} {{\n{exports}\n"
+        f"    autotune.group @{group} variants([{variants}]){attrs}\n"
+        f"    builtin.module {{{''.join(kernels.values())}\n    }}\n  }}\n"
+    )
+
+
+def many_groups_module(
+    groups: int, variants: int = 4, size: int = 16, per_function: int | None = None
+) -> str:
+    """`groups` executables `@e<i>`, each with a group `@add` of `variants` kernels
+    `@g<i>_v<k>` (each adds its own constant, so no two kernels are alike). The groups are
+    dispatched in chains of `per_function` by public functions `@run<j>(tensor<SIZExf32>)`
+    (all in one `@run0` when None). Kernel names are unique across executables: IREE links
+    all executables into one and rejects public symbols that clash."""
+    t = f"tensor<{size}xf32>"
+    parts = ["module {\n"]
+    for g in range(groups):
+        kernels = {}
+        for k in range(variants):
+            tag = float(g * variants + k + 1)
+            kernels[f"g{g}_v{k}"] = _elementwise_kernel(
+                f"g{g}_v{k}",
+                size,
+                [f"%tag = arith.constant {tag:.1f} : f32", "%r = arith.addf %a, %tag : f32"],
+                "%r",
+            )
+        parts.append(_executable(f"e{g}", "add", kernels))
+    chunk = per_function or groups
+    for first in range(0, groups, chunk):
+        lines = [f"  util.func public @run{first // chunk}(%a: {t}) -> {t} {{"]
+        value = "%a"
+        for g in range(first, min(first + chunk, groups)):
+            lines.append(f"    %r{g} = flow.dispatch @e{g}::@add({value}) : ({t}) -> {t}")
+            value = f"%r{g}"
+        lines.append(f"    util.return {value} : {t}")
+        lines.append("  }\n")
+        parts.append("\n".join(lines))
+    parts.append("}\n")
+    return "".join(parts)
+
+
+def add_module(size: int = 4096, variants: int = 3, group_attrs: str = "") -> str:
+    """A group `@adds::@add` of `variants` kernels that all compute `in + 1` (variant k as
+    `(in + (k + 1)) - k`, exact for the integer-valued inputs the benchmarks use, so that
+    the runtime's check against the reference variant passes); entry
+    `@run(tensor<SIZExf32>)`."""
+    t = f"tensor<{size}xf32>"
+    kernels = {
+        f"add{k}": _elementwise_kernel(
+            f"add{k}",
+            size,
+            [
+                f"%up = arith.constant {k + 1:.1f} : f32",
+                f"%down = arith.constant {k:.1f} : f32",
+                "%s = arith.addf %a, %up : f32",
+                "%r = arith.subf %s, %down : f32",
+            ],
+            "%r",
+        )
+        for k in range(variants)
+    }
+    return (
+        "module {\n"
+        + _executable("adds", "add", kernels, group_attrs)
+        + f"  util.func public @run(%a: {t}) -> {t} {{\n"
+        + f"    %r = flow.dispatch @adds::@add(%a) : ({t}) -> {t}\n"
+        + f"    util.return %r : {t}\n  }}\n}}\n"
+    )
+
+
+def speed_module(factors: tuple[int, ...] = (16, 1, 64, 32), size: int = 65536) -> str:
+    """A group `@work::@step` whose variant `x<f>` applies `f` rounds of
+    `v = (v * 0.999) / 0.999` to every element: all variants compute `in` (up to rounding,
+    far inside the runtime's tolerance), at a cost proportional to `f`. Entry
+    `@step(tensor<SIZExf32>)`."""
+    t = f"tensor<{size}xf32>"
+    kernels = {}
+    for factor in factors:
+        chain = []
+        value = "%a"
+        for i in range(factor):
+            chain.append(f"%m{i} = arith.mulf {value}, %scale : f32")
+            chain.append(f"%v{i} = arith.divf %m{i}, %scale : f32")
+            value = f"%v{i}"
+        kernels[f"x{factor}"] = _elementwise_kernel(f"x{factor}", size, chain, value)
+    return (
+        "module {\n"
+        + _executable("work", "step", kernels)
+        + f"  util.func public @step(%a: {t}) -> {t} {{\n"
+        + f"    %r = flow.dispatch @work::@step(%a) : ({t}) -> {t}\n"
+        + f"    util.return %r : {t}\n  }}\n}}\n"
+    )
+
+
+# (distribution tile, vector tile, reduction tile) of each matmul variant.
+MATMUL_TILES: dict[str, tuple[int, int, int]] = {
+    "t8": (8, 4, 4),
+    "t16": (16, 4, 4),
+    "t32": (32, 8, 4),
+    "t64": (64, 16, 8),
+}
+
+
+def _compilation_info(tile: tuple[int, int, int]) -> str:
+    dist, vec, red = tile
+    return (
+        "#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
+        f"distribution = [{dist}, {dist}, 0], vector_common_parallel = [{vec}, {vec}, 0], "
+        f"vector_reduction = [0, 0, {red}]>, translation_info = #iree_codegen.translation_info<"
+        "pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>>"
+    )
+
+
+def _matmul_kernel(name: str, n: int, tile: tuple[int, int, int]) -> str:
+    t = f"tensor<{n}x{n}xf32>"
+    ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
+    wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
+    load = f"offsets = [0, 0], sizes = [{n}, {n}], strides = [1, 1]"
+    return f"""
+      func.func @{name}(%lhs: {ro}, %rhs: {ro}, %out: {wo}) {{
+        %zero = arith.constant 0.000000e+00 : f32
+        %a = iree_tensor_ext.dispatch.tensor.load %lhs, {load} : {ro} -> {t}
+        %b = iree_tensor_ext.dispatch.tensor.load %rhs, {load} : {ro} -> {t}
+        %init = tensor.empty() : {t}
+        %acc = linalg.fill ins(%zero : f32) outs(%init : {t}) -> {t}
+        %c = linalg.matmul {{compilation_info = {_compilation_info(tile)}}} ins(%a, %b : {t}, {t}) outs(%acc : {t}) -> {t}
+        iree_tensor_ext.dispatch.tensor.store %c, %out, {load} : {t} -> {wo}
+        return
+      }}"""
+
+
+def matmul_module(
+    sizes: tuple[int, ...] = (32, 64, 96, 128, 160, 192),
+    tiles: tuple[str, ...] = tuple(MATMUL_TILES),
+) -> str:
+    """Per size n: executable `@mm<n>` with a group `@matmul` of one variant per tile
+    (`@mm<n>_<tile>`), and entry `@matmul_<n>(lhs, rhs)`."""
+    parts = ["module {\n"]
+    for n in sizes:
+        kernels = {
+            f"mm{n}_{tile}": _matmul_kernel(f"mm{n}_{tile}", n, MATMUL_TILES[tile])
+            for tile in tiles
+        }
+        parts.append(_executable(f"mm{n}", "matmul", kernels))
+    for n in sizes:
+        t = f"tensor<{n}x{n}xf32>"
+        parts.append(
+            f"  util.func public @matmul_{n}(%a: {t}, %b: {t}) -> {t} {{\n"
+            f"    %c = flow.dispatch @mm{n}::@matmul(%a, %b) : ({t}, {t}) -> {t}\n"
+            f"    util.return %c : {t}\n  }}\n"
+        )
+    parts.append("}\n")
+    return "".join(parts)

@@ -1,0 +1,427 @@
+"""`docs/benchmarks.md` and its plots, generated from `benchmarks/results/latest.json` alone.
+
+Everything shown is read from the JSON (the plots too), so the page and the results file
+cannot disagree: `python -m benchmarks.report` regenerates the page from the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from benchmarks.common import DOCS, PLOTS, RESULTS
+
+TITLES = {
+    "B1": "lowering cost",
+    "B2": "steady-state overhead",
+    "B3": "tuning cost vs Triton's protocol",
+    "B4": "choice quality",
+    "B5": "online cost",
+    "B6": "memory",
+}
+
+MEANINGS = {
+    "B1": "`lower` time / `iree-compile` time of its output (largest size)",
+    "B2": "per-call time, committed online module / static build of its winner",
+    "B3": "tuning wall time, stop rule / Triton protocol (25 ms + 100 ms per variant)",
+    "B4": "median time of the chosen variant / of the best (geometric mean, 6 sizes)",
+    "B5": "first 1000 calls with online tuning / 1000 calls of the best variant",
+    "B6": "peak RSS, tuned run / static run (1000 calls)",
+}
+
+
+# --- one sentence per case ------------------------------------------------------------------
+
+
+def reading(case: dict) -> str:
+    d, r = case["detail"], case["ratio"]
+    cid = case["id"]
+    if cid == "B1":
+        big = d["sizes"][-1]
+        steps = ", ".join(
+            f"{g['time_factor']:.1f}x for {g['groups_factor']:.3g}x the groups "
+            f"({g['groups'][0]} → {g['groups'][1]})"
+            for g in d["growth"]
+        )
+        verdict = "linear" if d["linear"] else "**not linear**"
+        share = f"{100 * r:.1f}%" if big["finished"] else f"at most {100 * r:.1f}%"
+        cut = (
+            ""
+            if big["finished"]
+            else f" (`iree-compile` was stopped after {big['iree_compile_s']:.0f} s, the time "
+            "left in the run)"
+        )
+        return (
+            f"`lower` takes {share} of `iree-compile`'s time at {big['groups']} groups{cut}; "
+            f"its time grows {steps}: {verdict}."
+        )
+    if cid == "B2":
+        return (
+            f"Once committed, a call takes {d['overhead_ns']:+.0f} ns against the static "
+            f"build ({d['online_median_us']:.2f} vs {d['static_median_us']:.2f} µs), "
+            f"{_times(r)} its time, on a kernel where any overhead shows most."
+        )
+    if cid == "B3":
+        same = "the same winner" if case.get("same_winner") else "**different winners**"
+        return (
+            f"The stop rule tunes in {d['stop_rule_median_s'] * 1e3:.0f} ms against "
+            f"{d['triton_median_s'] * 1e3:.0f} ms for the fixed protocol "
+            f"({1 / r:.0f}x cheaper), and both chose {same}."
+        )
+    if cid == "B4":
+        if d["best_chosen"] == len(d["sizes"]):
+            return (
+                f"Online tuning chose the best tile at every one of the {len(d['sizes'])} "
+                "sizes, as the long exhaustive run ranks them."
+            )
+        return (
+            f"The chosen tile was the best in {d['best_chosen']} of {len(d['sizes'])} sizes; "
+            f"on average the choice runs {_percent(r)} slower than the best, at worst "
+            f"{_percent(d['worst']['chosen_over_best'])} ({d['worst']['size']}³)."
+        )
+    if cid == "B5":
+        explored = d["runs"][0]["explored_calls"]
+        return (
+            f"Tuning online makes the first 1000 calls take {r:.2f}x the time of the best "
+            f"variant alone ({explored} calls explored before the commit)."
+        )
+    if cid == "B6":
+        low = d["lower"]
+        return (
+            f"Lowering {low['groups']} groups peaks at {low['peak_rss_mib']:.0f} MiB "
+            f"({low['after_imports_rss_mib']:.0f} MiB after the imports); a tuned run of "
+            f"{d['run_calls']} calls peaks at {_times(r)} the memory of a static one."
+        )
+    return ""
+
+
+def _percent(ratio: float) -> str:
+    return f"{100 * (ratio - 1):+.1f}%" if ratio < 2 else f"{ratio:.1f}x"
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f}x"
+
+
+# --- plots ------------------------------------------------------------------------------------
+
+
+def _figure(width: float = 6.4, height: float = 3.6):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def plot_b1(case: dict, ax) -> None:
+    rows = case["detail"]["sizes"]
+    groups = [r["groups"] for r in rows]
+    ax.loglog(groups, [r["lower_s"] for r in rows], "o-", label="lower")
+    ax.loglog(groups, [r["iree_compile_s"] for r in rows], "s-", label="iree-compile (llvm-cpu)")
+    stopped = [r for r in rows if not r["finished"]]
+    if stopped:
+        ax.loglog(
+            [r["groups"] for r in stopped],
+            [r["iree_compile_s"] for r in stopped],
+            "^",
+            color="tab:red",
+            markersize=10,
+            label="iree-compile stopped (at least this)",
+        )
+    first = rows[0]
+    ax.loglog(
+        groups,
+        [first["lower_s"] * g / first["groups"] for g in groups],
+        ":",
+        color="gray",
+        label="lower, if linear",
+    )
+    ax.set_xlabel("groups (4 variants each)")
+    ax.set_ylabel("seconds")
+    ax.legend(fontsize=8)
+
+
+def plot_b2(case: dict, ax) -> None:
+    d = case["detail"]
+    names = ["online (committed)", "static (winner)"]
+    medians = [d["online_median_us"], d["static_median_us"]]
+    spans = [d["online_p10_p90_us"], d["static_p10_p90_us"]]
+    errors = [[m - s[0] for m, s in zip(medians, spans, strict=True)]]
+    errors.append([s[1] - m for m, s in zip(medians, spans, strict=True)])
+    ax.bar(names, medians, yerr=errors, capsize=6, color=["tab:blue", "tab:gray"])
+    ax.set_ylabel("µs per call (median, p10-p90)")
+
+
+def plot_b3(case: dict, ax) -> None:
+    d = case["detail"]
+    runs = [("stop rule", r) for r in d["stop_rule"]] + [("Triton", r) for r in d["triton"]]
+    labels = [f"{name} #{i % len(d['stop_rule']) + 1}" for i, (name, _) in enumerate(runs)]
+    values = [r["seconds"] * 1e3 for _, r in runs]
+    colors = ["tab:blue" if name == "stop rule" else "tab:orange" for name, _ in runs]
+    bars = ax.bar(labels, values, color=colors)
+    for bar, (_, r) in zip(bars, runs, strict=True):
+        ax.annotate(
+            r["winner"],
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    ax.set_ylabel("tuning wall time (ms)")
+    ax.tick_params(axis="x", labelsize=7)
+
+
+def plot_b4(case: dict, ax) -> None:
+    from matplotlib.patches import Patch
+
+    rows = case["detail"]["sizes"]
+    tiles = list(case["detail"]["tiles"])
+    width = 0.8 / len(tiles)
+    handles = []
+    for k, tile in enumerate(tiles):
+        xs = [i + (k - (len(tiles) - 1) / 2) * width for i in range(len(rows))]
+        best = [r["median_us"][r["best"]] for r in rows]
+        values = [r["median_us"][tile] / b for r, b in zip(rows, best, strict=True)]
+        color = f"C{k}"
+        handles.append(Patch(facecolor=color, label=tile))
+        bars = ax.bar(xs, values, width, color=color)
+        for bar, r in zip(bars, rows, strict=True):
+            if r["chosen"] == tile:
+                bar.set_edgecolor("black")
+                bar.set_linewidth(2)
+    ax.set_xticks(range(len(rows)), [f"{r['size']}³" for r in rows])
+    ax.axhline(1.0, color="gray", linewidth=0.8)
+    ax.set_ylabel("median / best (outlined: chosen)")
+    ax.legend(handles=handles, fontsize=7, ncols=len(tiles))
+
+
+def plot_b5(case: dict, ax) -> None:
+    run = case["detail"]["plot"]
+    calls = [10 * i + 1 for i in range(len(run["online_cumulative_ms"]))]
+    ax.plot(calls, run["online_cumulative_ms"], label="online tuning")
+    ax.plot(calls, run["static_cumulative_ms"], label="best variant alone (static)")
+    ax.set_xlabel("call")
+    ax.set_ylabel("cumulative ms")
+    ax.legend(fontsize=8)
+
+
+def plot_b6(case: dict, ax) -> None:
+    d = case["detail"]
+    names = [f"lower ({d['lower']['groups']} groups)", "tuned run", "static run"]
+    peaks = [d["lower"]["peak_rss_mib"], d["tuned_run"]["peak_rss_mib"]]
+    peaks.append(d["static_run"]["peak_rss_mib"])
+    bases = [d["lower"]["after_imports_rss_mib"], d["tuned_run"]["baseline_rss_mib"]]
+    bases.append(d["static_run"]["baseline_rss_mib"])
+    ax.bar(names, peaks, color="tab:blue", label="peak RSS")
+    ax.bar(names, bases, color="tab:gray", label="after imports")
+    ax.set_ylabel("MiB")
+    ax.legend(fontsize=8)
+
+
+PLOTTERS = {
+    "B1": plot_b1,
+    "B2": plot_b2,
+    "B3": plot_b3,
+    "B4": plot_b4,
+    "B5": plot_b5,
+    "B6": plot_b6,
+}
+
+
+def write_plot(case: dict, folder: Path = PLOTS) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    fig = _figure()
+    ax = fig.add_subplot(1, 1, 1)
+    PLOTTERS[case["id"]](case, ax)
+    bound = "≤ " if case.get("compile_finished") is False else ""
+    title = f"{case['id']} {TITLES[case['id']]}: ratio {bound}{case['ratio']:.3g}"
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    path = folder / f"{case['id'].lower()}.png"
+    fig.savefig(path, format="png")
+    return path
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.3f}" if value >= 0.01 else f"{value:.2g}"
+
+
+def _case_table(case: dict) -> list[str]:
+    d = case["detail"]
+    cid = case["id"]
+    if cid == "B1":
+        lines = [
+            "| groups | variants | lower (s) | iree-compile (s) | lower / compile | ms per group |",
+            "|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in d["sizes"]:
+            if r["finished"]:
+                compile_s, ratio = f"{r['iree_compile_s']:.2f}", f"{r['lower_over_compile']:.3f}"
+            else:
+                compile_s = f"> {r['iree_compile_s']:.0f} (stopped)"
+                ratio = f"< {r['lower_over_compile_at_most']:.3f}"
+            lines.append(
+                f"| {r['groups']} | {r['variants']} | {r['lower_s']:.3f} | {compile_s} | "
+                f"{ratio} | {r['lower_ms_per_group']:.2f} |"
+            )
+        lines += ["", "| growth | time factor | per-group factor | linear |", "|---|---:|---:|---|"]
+        for g in d["growth"]:
+            lines.append(
+                f"| {g['groups'][0]} → {g['groups'][1]} groups | {g['time_factor']:.2f}x | "
+                f"{g['per_group_factor']:.2f} | {'yes' if g['linear'] else 'no'} |"
+            )
+        return lines
+    if cid == "B2":
+        return [
+            "| build | median µs per call | p10-p90 µs |",
+            "|---|---:|---|",
+            f"| online, committed ({d['winner']}) | {d['online_median_us']:.3f} | "
+            f"{d['online_p10_p90_us'][0]:.3f}-{d['online_p10_p90_us'][1]:.3f} |",
+            f"| static ({d['winner']}) | {d['static_median_us']:.3f} | "
+            f"{d['static_p10_p90_us'][0]:.3f}-{d['static_p10_p90_us'][1]:.3f} |",
+            "",
+            f"{d['processes_each']} processes per build, alternating, {d['calls_per_process']} "
+            f"timed calls each; pair ratios {', '.join(f'{r:.3f}' for r in d['pair_ratios'])}. "
+            f"The online module committed after {d['tuning_calls']} calls. Measured in one "
+            f"process, interleaved call by call, the ratio is {d['same_process_ratio']:.3f}: "
+            f"there the online module's growth of {d['leak_kib_per_call']:.1f} KiB per call "
+            "(one result buffer, never freed) slows the static build's allocations too.",
+        ]
+    if cid == "B3":
+        lines = ["| protocol | run | wall time (ms) | calls | winner |", "|---|---:|---:|---:|---|"]
+        for name, key in (("stop rule", "stop_rule"), ("Triton", "triton")):
+            for i, r in enumerate(d[key], start=1):
+                lines.append(
+                    f"| {name} | {i} | {r['seconds'] * 1e3:.1f} | {r['calls']} | {r['winner']} |"
+                )
+        lines += ["", f"Variants {', '.join(d['variants'])} ({d['size']} elements); "]
+        lines[-1] += f"the fastest by construction is {d['expected_winner']}."
+        return lines
+    if cid == "B4":
+        tiles = list(d["tiles"])
+        head = "| size | " + " | ".join(f"{t} (µs)" for t in tiles) + " | chosen | best | ratio |"
+        lines = [head, "|---:|" + "---:|" * len(tiles) + "---|---|---:|"]
+        for r in d["sizes"]:
+            cells = " | ".join(f"{r['median_us'][t]:.1f}" for t in tiles)
+            lines.append(
+                f"| {r['size']}³ | {cells} | {r['chosen']} | {r['best']} | "
+                f"{r['chosen_over_best']:.3f} |"
+            )
+        lines += ["", f"Medians of {d['exhaustive_calls_per_variant']} interleaved calls per "]
+        lines[-1] += "variant (the exhaustive run); tiles: " + ", ".join(
+            f"{t} = {v}" for t, v in d["tiles"].items()
+        )
+        lines[-1] += " (distribution, vector, reduction)."
+        return lines
+    if cid == "B5":
+        lines = [
+            "| pair | online (ms) | best alone (ms) | ratio | explored calls | winner |",
+            "|---:|---:|---:|---:|---:|---|",
+        ]
+        for i, r in enumerate(d["runs"], start=1):
+            lines.append(
+                f"| {i} | {r['online_total_ms']:.1f} | {r['static_total_ms']:.1f} | "
+                f"{r['ratio']:.3f} | {r['explored_calls']} | {r['winner']} |"
+            )
+        return lines
+    if cid == "B6":
+        low, tuned, static = d["lower"], d["tuned_run"], d["static_run"]
+        return [
+            "| process | peak RSS (MiB) | after imports (MiB) |",
+            "|---|---:|---:|",
+            f"| `lower`, {low['groups']} groups ({low['input_kib']:.0f} KiB of input) | "
+            f"{low['peak_rss_mib']:.1f} | {low['after_imports_rss_mib']:.1f} |",
+            f"| tuned run, {d['run_calls']} calls | {tuned['peak_rss_mib']:.1f} | "
+            f"{tuned['baseline_rss_mib']:.1f} |",
+            f"| static run, {d['run_calls']} calls | {static['peak_rss_mib']:.1f} | "
+            f"{static['baseline_rss_mib']:.1f} |",
+        ]
+    return []
+
+
+def markdown(data: dict, plots: dict[str, str]) -> str:
+    machine = data["machine"]
+    cases = {c["id"]: c for c in data["cases"]}
+    out = [
+        "# Benchmarks",
+        "",
+        "Generated by `make bench` (`python -m benchmarks.run`) from "
+        "[`benchmarks/results/latest.json`](../benchmarks/results/latest.json); do not edit, "
+        "rerun. Every number below is in that file. Each case measures this project against "
+        "what users pick today (the static build of the best variant, Triton's tuning "
+        "protocol, an exhaustive search) side by side in one run, interleaved or alternating, "
+        "and reports a ratio, because these machines are noisy: ratios are what carries "
+        "from one run to the next, absolute times are not. No case is a test: the numbers "
+        "are reported as measured.",
+        "",
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB, "
+        f"{machine['os']}; Python {machine['python']}, IREE {machine['iree_compiler']} "
+        f"(compiler) / {machine['iree_runtime']} (runtime), xDSL {machine['xdsl']}. Target "
+        f"{machine['target']}, device `{machine['device']}`. Run {machine['date']}, load "
+        f"average at start {', '.join(str(x) for x in machine['load_average_at_start'])}; "
+        f"`make bench` took {machine.get('wall_s', float('nan')):.0f} s.",
+        "",
+        "| case | what the ratio is | ratio | reading |",
+        "|---|---|---:|---|",
+    ]
+    for cid in TITLES:
+        if cid in cases:
+            case = cases[cid]
+            bound = "≤ " if case.get("compile_finished") is False else ""
+            out.append(
+                f"| [{cid}](#{cid.lower()}) {TITLES[cid]} | {MEANINGS[cid]} | "
+                f"{bound}{_ratio(case['ratio'])} | {reading(case)} |"
+            )
+    for cid in TITLES:
+        if cid not in cases:
+            continue
+        case = cases[cid]
+        bound = "≤ " if case.get("compile_finished") is False else ""
+        out += ["", f"## {cid}", "", f"**{TITLES[cid]}**: {MEANINGS[cid]} = "]
+        out[-1] += f"**{bound}{_ratio(case['ratio'])}**"
+        if cid == "B3":
+            out[-1] += f", same winner: **{'yes' if case['same_winner'] else 'no'}**"
+        out[-1] += "."
+        out += ["", reading(case), "", *_case_table(case)]
+        if cid in plots:
+            out += ["", f"![{cid} {TITLES[cid]}]({plots[cid]})"]
+    out += [
+        "",
+        "## Running them",
+        "",
+        "```sh",
+        "make bench                                   # every case; rewrites this page",
+        ".venv/bin/python -m benchmarks.run --only B2,B3   # some cases (merged into latest.json)",
+        ".venv/bin/python -m benchmarks.run --quick   # smaller sizes, results/quick.json only",
+        "```",
+        "",
+        "How each case is measured is in the docstring of its module, `benchmarks/b<N>_*.py`.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def write_docs(data: dict, page: Path = DOCS / "benchmarks.md", folder: Path = PLOTS) -> Path:
+    """Plots for every case, then the page."""
+    plots = {}
+    for case in data["cases"]:
+        path = write_plot(case, folder)
+        plots[case["id"]] = path.relative_to(page.parent).as_posix()
+    page.write_text(markdown(data, plots))
+    return page
+
+
+def main() -> int:
+    data = json.loads((RESULTS / "latest.json").read_text())
+    print(f"wrote {write_docs(data)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
