@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench lint clean
+.PHONY: install test fuzz demo bench lint clean
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -16,6 +16,10 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# Many more fuzz examples than `test` runs, drawn afresh each time (FUZZ_EXAMPLES=N to change).
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-50000} $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.demo

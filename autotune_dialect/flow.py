@@ -287,9 +287,12 @@ class DispatchOp(IRDLOperation):
         if len(self.result_dims) != sum(dynamic_rank(r.type) for r in self.outputs):
             raise VerifyException("result dynamic dimension count mismatch")
         # A group dispatched like an export checks the operands against its variants.
-        target = lookup_symbol(self, self.entry_point)
-        check = getattr(target, "verify_dispatch", None)
-        if check is not None:
+        for entry in self.entry_points.data:
+            check = getattr(lookup_symbol(self, entry), "verify_dispatch", None)
+            if check is None:
+                continue
+            if len(self.entry_points) > 1:
+                raise VerifyException(f"group {entry} must be the only entry point of a dispatch")
             check(self)
 
     @classmethod

@@ -201,6 +201,7 @@ class PipelineLayoutAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         constants = 0
         bindings: list[PipelineBindingAttr] = []
         flags = ""
@@ -232,7 +233,7 @@ class PipelineLayoutAttr(ParametrizedAttribute):
 
         parser.parse_comma_separated_list(parser.Delimiter.ANGLE, parse_entry)
         if "bindings" not in seen:
-            parser.raise_error("#hal.pipeline.layout requires 'bindings'")
+            parser.raise_error("#hal.pipeline.layout requires 'bindings'", start, parser.pos)
         return (IntAttr(constants), ArrayAttr(bindings), StringAttr(flags))
 
     def print_parameters(self, printer: Printer) -> None:

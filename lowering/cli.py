@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from autotune_dialect.autotune import POLICIES
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
 from lowering.driver import TARGETS, compile
@@ -20,11 +20,17 @@ from lowering.triton_import import add_command as add_import_triton_command
 
 def _read(path: str) -> str:
     try:
-        return Path(path).read_text()
+        data = Path(path).read_bytes()
     except OSError as err:
         raise DiagnosticError(f"cannot read {path}: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise DiagnosticError(f"{path} is not UTF-8 text") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        # Located at the first byte that is not UTF-8, like any other input error.
+        before = data[: err.start].decode("utf-8")
+        where = SourceLocation.from_offset(path, before, len(before))
+        message = f"{path} is not UTF-8 text (invalid byte 0x{data[err.start]:02x})"
+        raise DiagnosticError(message, where, data.decode("utf-8", "replace")) from None
 
 
 def _write(path: str, data: str | bytes) -> None:

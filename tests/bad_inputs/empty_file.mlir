@@ -1,0 +1,1 @@
+// expected-error: 2:1: the input is empty; expected a module

@@ -1,0 +1,15 @@
+// expected-error: 12:10: 'func.call' op '@f' does not reference a valid function
+module {
+  util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
+    util.return %x : tensor<4xf32>
+  }
+  util.func private @f2(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = util.optimization_barrier %x : tensor<4xf32>
+    util.return %0 : tensor<4xf32>
+  }
+  autotune.group @f variants([@f1, @f2])
+  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = func.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}

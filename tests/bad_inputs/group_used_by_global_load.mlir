@@ -1,0 +1,16 @@
+// expected-error: 13:10: 'util.global.load' op refers to group @f; a group can only be dispatched with flow.dispatch or called with util.call
+module {
+  util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
+    util.return %x : tensor<4xf32>
+  }
+  util.func private @f2(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = util.optimization_barrier %x : tensor<4xf32>
+    util.return %0 : tensor<4xf32>
+  }
+  autotune.group @f variants([@f1, @f2])
+  util.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = util.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = util.global.load @f : i32
+    util.return %0 : tensor<4xf32>
+  }
+}
