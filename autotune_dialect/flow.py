@@ -50,8 +50,10 @@ from autotune_dialect.syntax import (
     ValuesTerminator,
     parse_attributes_keyword,
     parse_region_with_signature,
+    print_attr_dict_if_any,
     print_attributes_keyword,
     print_region_with_signature,
+    print_visibility_and_name,
     region_results,
 )
 
@@ -101,10 +103,7 @@ class ExecutableOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        if self.sym_visibility is not None:
-            printer.print_string(f" {self.sym_visibility.data}")
-        printer.print_string(" ")
-        printer.print_symbol_name(self.sym_name.data)
+        print_visibility_and_name(printer, self)
         print_attributes_keyword(printer, self.attributes)
         printer.print_string(" ")
         print_executable_body(printer, self.body)
@@ -177,10 +176,7 @@ class ExecutableExportOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        if self.sym_visibility is not None:
-            printer.print_string(f" {self.sym_visibility.data}")
-        printer.print_string(" ")
-        printer.print_symbol_name(self.sym_name.data)
+        print_visibility_and_name(printer, self)
         if self.function_ref is not None:
             printer.print_string(" as(")
             printer.print_attribute(self.function_ref)
@@ -386,9 +382,7 @@ class DispatchOp(IRDLOperation):
         printer.print_string("(")
         printer.print_list(self.arguments, printer.print_operand)
         printer.print_string(")")
-        if self.attributes:
-            printer.print_string(" ")
-            printer.print_attr_dict(self.attributes)
+        print_attr_dict_if_any(printer, self.attributes)
         printer.print_string(" : (")
         arg_dims = self.argument_dims_of()
 

@@ -65,6 +65,7 @@ from autotune_dialect.syntax import (
     print_operand_list,
     print_property_dict,
     print_region_with_signature,
+    print_visibility_and_name,
     region_results,
 )
 
@@ -131,10 +132,7 @@ class ExecutableSourceOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        if self.sym_visibility is not None:
-            printer.print_string(f" {self.sym_visibility.data}")
-        printer.print_string(" ")
-        printer.print_symbol_name(self.sym_name.data)
+        print_visibility_and_name(printer, self)
         print_property_dict(
             printer, {k: v for k, v in self.properties.items() if k not in _SOURCE_PROPS[:2]}
         )
@@ -245,10 +243,7 @@ class ExecutableExportOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        if self.sym_visibility is not None:
-            printer.print_string(f" {self.sym_visibility.data}")
-        printer.print_string(" ")
-        printer.print_symbol_name(self.sym_name.data)
+        print_visibility_and_name(printer, self)
         if self.ordinal is not None:
             printer.print_string(f" ordinal({self.ordinal.value.data})")
         printer.print_string(" layout(")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr
-from xdsl.ir import Attribute, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import IRDLOperation, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -97,6 +97,24 @@ def print_property_dict(printer: Printer, props: Mapping[str, Attribute]) -> Non
     printer.print_string(" <")
     printer.print_attr_dict(props)
     printer.print_string(">")
+
+
+def print_visibility_and_name(printer: Printer, op: Operation) -> None:
+    """Print ` [visibility] @name` of a symbol op."""
+    visibility = op.properties.get("sym_visibility")
+    if isinstance(visibility, StringAttr):
+        printer.print_string(f" {visibility.data}")
+    printer.print_string(" ")
+    name = op.properties["sym_name"]
+    assert isinstance(name, StringAttr)
+    printer.print_symbol_name(name.data)
+
+
+def print_attr_dict_if_any(printer: Printer, attrs: Mapping[str, Attribute]) -> None:
+    """Print ` {..}` (nothing when empty)."""
+    if attrs:
+        printer.print_string(" ")
+        printer.print_attr_dict(attrs)
 
 
 def print_attributes_keyword(printer: Printer, attrs: Mapping[str, Attribute]) -> None:

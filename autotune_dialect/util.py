@@ -48,6 +48,7 @@ from autotune_dialect.syntax import (
     parse_attributes_keyword,
     parse_operands_with_types,
     parse_property_dict,
+    print_attr_dict_if_any,
     print_attributes_keyword,
     print_operands_with_types,
     print_property_dict,
@@ -138,9 +139,7 @@ class GlobalOp(IRDLOperation):
             if k not in ("sym_name", "sym_visibility", "type", "is_mutable", "initial_value")
         }
         print_property_dict(printer, extra)
-        if self.attributes:
-            printer.print_string(" ")
-            printer.print_attr_dict(self.attributes)
+        print_attr_dict_if_any(printer, self.attributes)
         if self.initial_value is not None:
             printer.print_string(" = ")
             printer.print_attribute(self.initial_value)
@@ -198,9 +197,7 @@ class GlobalLoadOp(IRDLOperation):
             printer.print_string(" immutable")
         printer.print_string(" ")
         printer.print_attribute(self.global_)
-        if self.attributes:
-            printer.print_string(" ")
-            printer.print_attr_dict(self.attributes)
+        print_attr_dict_if_any(printer, self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -235,9 +232,7 @@ class GlobalStoreOp(IRDLOperation):
         printer.print_operand(self.value)
         printer.print_string(", ")
         printer.print_attribute(self.global_)
-        if self.attributes:
-            printer.print_string(" ")
-            printer.print_attr_dict(self.attributes)
+        print_attr_dict_if_any(printer, self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.value.type)
 
@@ -406,9 +401,7 @@ class CallOp(IRDLOperation):
         printer.print_string("(")
         printer.print_list(self.arguments, printer.print_operand)
         printer.print_string(")")
-        if self.attributes:
-            printer.print_string(" ")
-            printer.print_attr_dict(self.attributes)
+        print_attr_dict_if_any(printer, self.attributes)
         printer.print_string(" : ")
         printer.print_function_type([a.type for a in self.arguments], [r.type for r in self.res])
 
@@ -441,9 +434,7 @@ class OptimizationBarrierOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        if self.attributes:
-            printer.print_string(" ")
-            printer.print_attr_dict(self.attributes)
+        print_attr_dict_if_any(printer, self.attributes)
         print_operands_with_types(printer, self.operands_)
 
 

@@ -55,6 +55,17 @@ def _lenient(group_attrs: str) -> str:
     return "{" + (inner + ", " if inner else "") + "tolerance = 10.0}"
 
 
+def _static_exports(names: list[str]) -> str:
+    """`flow.executable.export`s of static-shape kernels (workgroups from the slice)."""
+    return "\n".join(
+        f"""    flow.executable.export public @{n} workgroups() -> (index, index, index) {{
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }}"""
+        for n in names
+    )
+
+
 def tagged_module(
     variants: int = 3,
     dynamic: bool = False,
@@ -148,13 +159,7 @@ def speed_module(factors: tuple[int, ...] = (24, 1, 96), size: int = 65536) -> s
     ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
     wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
     names = [f"x{f}" for f in factors]
-    exports = "\n".join(
-        f"""    flow.executable.export public @{n} workgroups() -> (index, index, index) {{
-      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
-      flow.return %x, %y, %z : index, index, index
-    }}"""
-        for n in names
-    )
+    exports = _static_exports(names)
     kernels = []
     for name, factor in zip(names, factors, strict=True):
         chain = ["%v0 = arith.addf %a, %shift : f32"]
@@ -207,13 +212,7 @@ def equivalent_module(
     ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
     wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
     names = [f"k{i}" for i in range(len(factors))]
-    exports = "\n".join(
-        f"""    flow.executable.export public @{n} workgroups() -> (index, index, index) {{
-      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
-      flow.return %x, %y, %z : index, index, index
-    }}"""
-        for n in names
-    )
+    exports = _static_exports(names)
     kernels = []
     for i, (name, factor) in enumerate(zip(names, factors, strict=True)):
         if i == wrong:
