@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from io import StringIO
 
 from xdsl.context import Context
@@ -190,8 +190,14 @@ def parse_module(
 
 def verify_module(module: Operation, source: str | None = None) -> None:
     """Verify every op once, reporting the first failure at its location."""
+    verify_ops(module.walk(), source)
+
+
+def verify_ops(ops: Iterable[Operation], source: str | None = None) -> None:
+    """Verify each of `ops` (not what it nests), reporting the first failure at its
+    location."""
     with symbol_index():
-        for op in module.walk():
+        for op in ops:
             try:
                 op.verify(verify_nested_ops=False)
             except VerifyException as err:

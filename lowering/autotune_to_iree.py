@@ -19,10 +19,12 @@ The variants are selected with a nested `scf.if` chain (one branch per variant, 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +51,13 @@ from xdsl.passes import ModulePass
 from autotune_dialect import flow, hal, util
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, op_error
-from autotune_dialect.ir import make_context, parse_module, print_module, verify_module
+from autotune_dialect.ir import (
+    make_context,
+    parse_module,
+    print_module,
+    verify_module,
+    verify_ops,
+)
 from autotune_dialect.iree_attrs import BufferViewType, attribute_text, opaque_class
 from autotune_dialect.passthrough import kernel_modules
 from autotune_dialect.symbols import lookup_symbol, symbol_index
@@ -169,8 +177,10 @@ class Lowering:
         self.decisions = decisions or []
         self.groups: dict[GroupOp, Group] = {}
         self.imports: dict[str, interface.ImportSignature] = {}
-        self.globals: list[Operation] = []
+        self.globals: dict[str, Operation] = {}
         self.exports: list[Operation] = []
+        self.added: list[Operation] = []
+        self.changed: set[Operation] = set()
         self.initializer_op: Operation | None = None
         self.validators: list[str] = []
 
@@ -313,9 +323,9 @@ class Lowering:
     def state_global(
         self, name: str, type_: Attribute, initial: int | None, mutable: bool = True
     ) -> str:
-        if not any(g.sym_name.data == name for g in self.globals):  # type: ignore
+        if name not in self.globals:
             value = None if initial is None else IntegerAttr(initial, type_)
-            self.globals.append(util.GlobalOp(name, type_, value, mutable))
+            self.globals[name] = util.GlobalOp(name, type_, value, mutable)
         return name
 
     def choice_global(self, group: Group, key_index: int) -> str:
@@ -776,7 +786,7 @@ class Lowering:
                     [{"i": i32, "I": i64}[k] for k in signature.results],
                 )
             )
-        new_ops += self.globals
+        new_ops += self.globals.values()
         if self.initializer_op is not None:
             new_ops.append(self.initializer_op)
         if any(g.policy != "static" for g in self.groups.values()):
@@ -786,6 +796,7 @@ class Lowering:
                 {interface.METADATA_KEY: StringAttr(json.dumps(self.metadata()))}
             )
             new_ops.append(meta)
+        self.added = new_ops + self.exports
         for op in new_ops:
             if first is None:
                 body.add_op(op)
@@ -804,6 +815,7 @@ class Lowering:
         with symbol_index():
             sites = self.collect_sites()
         self.check_other_uses({site.op for site in sites})
+        self.changed = {self.top_level(site.op) for site in sites}
         for group in self.groups.values():
             if group.policy in ("explicit", "init"):
                 for sample in group.op.sample_workloads():
@@ -813,6 +825,23 @@ class Lowering:
         self.tune_function(sites)
         self.init_tuning(sites)
         self.finish()
+
+    def top_level(self, op: Operation) -> Operation:
+        """The ancestor of `op` (or `op`) that sits in the module's body."""
+        while (parent := op.parent_op()) is not None and parent is not self.module:
+            op = parent
+        return op
+
+    def changed_ops(self) -> Iterator[Operation]:
+        """What the run created or changed, for verification: the module, each group's
+        container (itself, not its untouched variants), and all of every top-level op that
+        held a dispatch or call of a group or that the run added."""
+        yield self.module
+        for group in self.groups.values():
+            if group.container is not self.module:
+                yield group.container
+        for op in (*self.changed, *self.added):
+            yield from op.walk()
 
 
 def _symbol_refs(attr: Attribute) -> Iterator[SymbolRefAttr]:
@@ -864,23 +893,44 @@ def lower_module(
     if verify_input:
         verify_module(module)
     folder = None if base_dir is None else Path(base_dir)
-    Lowering(module, policy, load_decisions(cache), folder).run()
-    verify_module(module)
+    lowering = Lowering(module, policy, load_decisions(cache), folder)
+    lowering.run()
+    verify_ops(lowering.changed_ops())
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a module is parsed, lowered and printed.
+
+    IR is a graph of reference cycles (ops, blocks and regions point at their parents) that
+    stays alive until the end, so every full collection meanwhile walks an ever larger heap
+    and frees nothing: 9 of them took 3 s of 36 s at 1000 groups (docs/benchmarks.md, B1).
+    Reference counting still frees everything else at once; cycles dropped meanwhile are
+    collected by the first collection after the pause.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def lower_to_iree(
     text: str, policy: str = "online", cache: str | Path | None = None, filename: str = "<input>"
 ) -> str:
     """Parse, lower and print: autotune IR in, IREE input IR out."""
-    module = parse_module(text, filename, make_context())
-    base_dir = Path(filename).parent if filename != "<input>" else None
-    try:
-        lower_module(module, policy, cache, base_dir, verify_input=False)  # parse verified it
-    except DiagnosticError as err:
-        if err.location is not None and err.source is None:
-            err.source = text  # show the source line under the message, as parse errors do
-        raise
-    return print_module(module)
+    with cyclic_gc_paused():
+        module = parse_module(text, filename, make_context())
+        base_dir = Path(filename).parent if filename != "<input>" else None
+        try:
+            lower_module(module, policy, cache, base_dir, verify_input=False)  # parse verified
+        except DiagnosticError as err:
+            if err.location is not None and err.source is None:
+                err.source = text  # show the source line under the message, as parse errors do
+            raise
+        return print_module(module)
 
 
 @dataclass(frozen=True)

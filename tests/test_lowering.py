@@ -279,3 +279,42 @@ def test_group_built_from_python_lowers_without_text():
     vm = load(compile_lowered(lowered))
     assert tag_of(vm.run(ZEROS)) == 2
     vm.close()
+
+
+@pytest.mark.parametrize("policy", ["online", "explicit", "init", "static"])
+@pytest.mark.parametrize("source", ["flow", "function"])
+def test_verification_after_lowering_covers_every_new_op(policy, source):
+    # After lowering only what the run created or changed is verified again; every op
+    # that was not in the input (and every container that lost its group) must be in it.
+    from autotune_dialect import parse_module
+    from lowering.autotune_to_iree import Lowering
+
+    text = tagged_module() if source == "flow" else function_group_module()
+    module = parse_module(text)
+    before = set(module.walk())
+    containers = {op.parent_op() for op in module.walk() if op.name == "autotune.group"}
+    lowering = Lowering(module, policy, [])
+    lowering.run()
+    verified = list(lowering.changed_ops())
+    new = [op for op in module.walk() if op not in before]
+    assert new, "the lowering created no ops"
+    assert set(new) <= set(verified)
+    assert containers <= set(verified)
+    assert len(verified) == len(set(verified))  # each op verified once
+
+
+def test_cyclic_gc_is_enabled_again_after_lowering_and_after_a_diagnostic():
+    import gc
+
+    assert gc.isenabled()
+    assert "autotune.group @" not in lower_to_iree(tagged_module())
+    assert gc.isenabled()
+    with pytest.raises(DiagnosticError):
+        lower_to_iree(tagged_module(), policy="fast")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        lower_to_iree(tagged_module())
+        assert not gc.isenabled()  # a caller's own pause is kept
+    finally:
+        gc.enable()
