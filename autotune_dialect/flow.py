@@ -151,7 +151,7 @@ class ExecutableExportOp(IRDLOperation):
         """Workload values the `workgroups` region takes, None without one."""
         if not self.workgroup_count.blocks:
             return None
-        return len(self.workgroup_count.block.args)
+        return len(self.workgroup_count.blocks[0].args)
 
     def verify_(self) -> None:
         if self.workgroup_count.blocks:

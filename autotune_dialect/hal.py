@@ -189,7 +189,7 @@ class ExecutableExportOp(IRDLOperation):
         """Workload values the count region takes (after the device), None without one."""
         if not self.workgroup_count.blocks:
             return None
-        return len(self.workgroup_count.block.args) - 1
+        return len(self.workgroup_count.blocks[0].args) - 1
 
     def verify_(self) -> None:
         for region, what, results in (
@@ -198,7 +198,9 @@ class ExecutableExportOp(IRDLOperation):
         ):
             if not region.blocks:
                 continue
-            args = region.block.args
+            if what == "count" and len(region.blocks) > 1:
+                raise VerifyException("count region must have a single block")  # as IREE's
+            args = region.blocks[0].args
             if not args or args[0].type != device_type():
                 raise VerifyException(f"{what} region must take a !hal.device first")
             if any(a.type != IndexType() for a in args[1:]):

@@ -11,8 +11,8 @@ from io import StringIO
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, Dialect, Operation
-from xdsl.parser import Parser
+from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
@@ -95,6 +95,7 @@ class LocatingParser(Parser):
     def __init__(self, ctx: Context, text: str, name: str = "<unknown>"):
         super().__init__(ctx, "", name)
         self._line_starts: list[int] | None = None
+        self._first_uses: dict[str, Span] = {}  # values used before any definition
         self._parser_state = ParserState(_Lexer(Input(text, name)))
 
     def _consume_token(self, expected_kind: MLIRTokenKind | None = None):
@@ -107,7 +108,25 @@ class LocatingParser(Parser):
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         if self._current_token.kind == MLIRTokenKind.EOF:
             self.raise_error("the input is empty; expected a module")
-        return super().parse_module(allow_implicit_module)
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as err:
+            if err.msg.startswith("values used but not defined"):
+                self._raise_undefined_value()
+            raise
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+        if operand.operand_name not in self.ssa_values:
+            self._first_uses.setdefault(operand.operand_name, operand.span)
+        return super().resolve_operand(operand, type)
+
+    def _raise_undefined_value(self) -> None:
+        """xDSL reports values that are used but never defined at the end of the input:
+        report the first such use instead, as MLIR does."""
+        undefined = [n for n in self.forward_ssa_references if n in self._first_uses]
+        if undefined:
+            name = min(undefined, key=lambda n: self._first_uses[n].start)
+            self.raise_error(f"use of undefined value %{name}", self._first_uses[name])
 
     def _parse_block(self) -> Block:
         # Reached in a region when what follows is neither an op nor its closing brace.

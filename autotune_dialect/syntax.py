@@ -33,7 +33,7 @@ def print_region_with_signature(
     printer: Printer, region: Region, results: Sequence[Attribute]
 ) -> None:
     """Print `(%a: T, ...) -> (R, ...) { body }` with the entry block's arguments."""
-    block = region.block
+    block = region.blocks[0]
     printer.print_string("(")
     printer.print_list(block.args, printer.print_block_argument)
     printer.print_string(") -> ")
@@ -48,9 +48,13 @@ def print_region_with_signature(
 
 
 def region_results(region: Region) -> list[Attribute]:
-    """Types returned by the terminator of a region's entry block."""
-    last = region.block.last_op
-    return [] if last is None else [v.type for v in last.operands]
+    """Types returned by a region: the operands of its first block that ends in a return
+    (its entry block when it has one block)."""
+    for block in region.blocks:
+        last = block.last_op
+        if last is not None and last.name.endswith(".return"):
+            return [v.type for v in last.operands]
+    return []
 
 
 def parse_property_dict(

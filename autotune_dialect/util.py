@@ -327,7 +327,7 @@ class FuncOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.body.blocks:
-            if tuple(self.body.block.arg_types) != self.function_type.inputs.data:
+            if tuple(self.body.blocks[0].arg_types) != self.function_type.inputs.data:
                 raise VerifyException("entry block arguments must have the function's input types")
 
     @classmethod

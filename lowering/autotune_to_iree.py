@@ -917,12 +917,42 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def check_object_targets(module: ModuleOp, target: str, source: str | None = None) -> None:
+    """Fail at its location on a `hal.executable.source` that has no kernel module and
+    objects for other targets only: it cannot be built for `target` (for llvm-cpu,
+    `iree-compile` crashes on it instead of saying so)."""
+    for op in module.walk():
+        if not isinstance(op, hal.ExecutableSourceOp) or kernel_modules(op):
+            continue
+        objects = op.properties.get("objects")
+        if objects is None:
+            continue
+        backends = sorted(set(_OBJECT_TARGET.findall(attribute_text(objects))))
+        if backends and target not in backends:
+            raise op_error(
+                op,
+                f"has kernel objects for {', '.join(backends)} only; it cannot be compiled "
+                f"for {target}",
+                source,
+            )
+
+
+_OBJECT_TARGET = re.compile(r'#hal\.executable\.target<"([^"]+)"')
+
+
 def lower_to_iree(
-    text: str, policy: str = "online", cache: str | Path | None = None, filename: str = "<input>"
+    text: str,
+    policy: str = "online",
+    cache: str | Path | None = None,
+    filename: str = "<input>",
+    target: str | None = None,
 ) -> str:
-    """Parse, lower and print: autotune IR in, IREE input IR out."""
+    """Parse, lower and print: autotune IR in, IREE input IR out. With a `target`, also
+    check that every executable can be built for it (`check_object_targets`)."""
     with cyclic_gc_paused():
         module = parse_module(text, filename, make_context())
+        if target is not None:
+            check_object_targets(module, target, text)
         base_dir = Path(filename).parent if filename != "<input>" else None
         try:
             lower_module(module, policy, cache, base_dir, verify_input=False)  # parse verified

@@ -16,6 +16,8 @@ from lowering.autotune_to_iree import lower_to_iree
 TARGETS = ("llvm-cpu", "cuda")
 DEFAULT_CUDA_ARCH = "sm_80"
 _ERROR_LINE = re.compile(r"^(?P<where>[^\n]*?:\d+:\d+: )?error: (?P<message>.*)$", re.MULTILINE)
+_EXIT_CODE = re.compile(r"^Error code: (-?\d+)$", re.MULTILINE)
+_CRASHED_PASS = re.compile(r"::(\w+Pass)::runOnOperation\(\)")
 
 
 def target_flags(target: str, arch: str | None = None) -> list[str]:
@@ -48,7 +50,7 @@ def compile_lowered(
         with contextlib.redirect_stderr(diagnostics):
             result = compile_str(text, extra_args=flags)
     except CompilerToolError as err:
-        raise DiagnosticError(first_error(str(err)) or "iree-compile failed") from None
+        raise DiagnosticError(first_error(str(err)) or failure_summary(str(err))) from None
     check_diagnostics(diagnostics.getvalue())
     assert isinstance(result, bytes)
     return result
@@ -61,6 +63,19 @@ def check_diagnostics(log: str) -> None:
         raise DiagnosticError(f"iree-compile reported an error: {error}")
     if log.strip():
         sys.stderr.write(log)
+
+
+def failure_summary(report: str) -> str:
+    """One line for an `iree-compile` failure that printed no `error:` diagnostic (a
+    crash): its exit code and the compiler pass it died in, when the stack dump names one."""
+    code = _EXIT_CODE.search(report)
+    where = _CRASHED_PASS.search(report)
+    return (
+        "iree-compile "
+        + (f"crashed in {where.group(1)}" if where else "failed")
+        + (f" (exit code {code.group(1)})" if code else "")
+        + "; rerun with IREE_SAVE_TEMPS=DIR to keep its reproducer"
+    )
 
 
 def first_error(log: str) -> str | None:
@@ -84,6 +99,6 @@ def compile(  # noqa: A001 - the public name the API promises
 
     Object files named by relative paths resolve against the folder of `filename`.
     """
-    lowered = lower_to_iree(text, policy=policy, cache=cache, filename=str(filename))
+    lowered = lower_to_iree(text, policy=policy, cache=cache, filename=str(filename), target=target)
     folder = Path(filename).parent if str(filename) != "<input>" else None
     return compile_lowered(lowered, target, arch, folder, extra_args)

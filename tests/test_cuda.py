@@ -223,3 +223,25 @@ def test_missing_object_file_is_an_error(tmp_path):
     copy.write_text(STATIC.read_text())
     with pytest.raises(DiagnosticError, match=r"object file could not be loaded.*vecadd\.ptx"):
         compile(copy.read_text(), target="cuda", arch="sm_80", filename=copy, policy="static")
+
+
+def test_cuda_objects_cannot_be_compiled_for_llvm_cpu():
+    # Located at the executable, where a plain compile for llvm-cpu would crash iree-compile.
+    source = CUDA / "vecadd_group.mlir"
+    with pytest.raises(DiagnosticError) as err:
+        compile(source.read_text(), target="llvm-cpu", filename=source)
+    assert err.value.location is not None and err.value.location.line == 6
+    assert "has kernel objects for cuda only; it cannot be compiled for llvm-cpu" in str(err.value)
+
+
+def test_compiler_crash_names_the_pass_it_died_in():
+    # The stock compiler crashes (no `error:` line) on CUDA objects built for llvm-cpu.
+    from lowering.autotune_to_iree import lower_to_iree
+    from lowering.driver import compile_lowered
+
+    source = CUDA / "vecadd_group.mlir"
+    lowered = lower_to_iree(source.read_text(), filename=str(source))
+    with pytest.raises(
+        DiagnosticError, match=r"iree-compile crashed in \w+Pass \(exit code -?\d+\)"
+    ):
+        compile_lowered(lowered, target="llvm-cpu", object_dir=CUDA)

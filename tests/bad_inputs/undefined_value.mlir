@@ -1,4 +1,4 @@
-// expected-error: 16:1: values used but not defined: [%y]
+// expected-error: 12:23: use of undefined value %y
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

@@ -1,0 +1,11 @@
+// expected-error: 4:5: 'hal.executable.export' op count region must have a single block
+module {
+  hal.executable.source private @exe {
+    hal.executable.export public @k layout(#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer>]>) count(%device: !hal.device, %n: index) -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      cf.br ^end
+    ^end:
+      hal.return %n, %c1, %c1 : index, index, index
+    }
+  }
+}
