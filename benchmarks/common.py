@@ -162,14 +162,12 @@ def tune_online(module, call: Callable[[], object], limit: int = 10_000) -> tupl
 
 @contextlib.contextmanager
 def no_gc() -> Iterator[None]:
-    enabled = gc.isenabled()
+    """Time without the cyclic collector, starting from a collected heap."""
+    from lowering.autotune_to_iree import cyclic_gc_paused
+
     gc.collect()
-    gc.disable()
-    try:
+    with cyclic_gc_paused():
         yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def interleaved(
