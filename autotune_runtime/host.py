@@ -59,6 +59,12 @@ def create_host_module(
 
         return decide
 
+    def make_decided(arity: int):
+        def decided(_self, gid, *workload):
+            return tuner.decided(int(gid), key(workload))
+
+        return decided
+
     def make_check(arity: int):
         def check(_self, gid, variant, index, *rest):
             *workload, view = rest
@@ -85,6 +91,7 @@ def create_host_module(
         "select": make_select,
         "record": make_record,
         "decide": make_decide,
+        "decided": make_decided,
         "check": make_check,
         "compare": make_compare,
     }

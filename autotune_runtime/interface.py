@@ -14,6 +14,7 @@ the dynamic dimensions of a function group's tensor arguments).
 | `select_wN` | group, w0..wN-1 | variant: i32, committed: i32, validate: i32 | variant to run next for this workload key; committed != 0 once the choice is final; validate != 0 asks the caller to also run the reference variant and `compare` |
 | `record_wN` | group, variant, elapsed_ns, w0..wN-1 | - | one timed run of a variant |
 | `decide_wN` | group, w0..wN-1 | variant: i32 | commit now to the best variant measured so far |
+| `decided_wN` | group, w0..wN-1 | variant: i32 | the variant already committed for this key (by the tuning cache or earlier calls), -1 when none |
 | `check_wN` | group, variant, result index, w0..wN-1, view | - | a variant's result on synthetic inputs, compared with the reference variant's |
 | `compare_wN` | group, variant, result index, w0..wN-1, view, reference view | - | a variant's result and the reference variant's on the same inputs |
 
@@ -32,6 +33,7 @@ HOST_MODULE = "autotune"
 METADATA_FUNCTION = "__autotune_metadata"
 METADATA_KEY = "autotune.groups"
 TUNE_FUNCTION = "__autotune"
+INIT_FUNCTION = "__autotune_init"  # tunes `init` groups; the runtime calls it at load
 MAX_WORKLOAD_ARITY = 8
 
 
@@ -68,6 +70,10 @@ def decide(arity: int) -> ImportSignature:
     return ImportSignature(f"decide_w{arity}", 1 + arity, "i")
 
 
+def decided(arity: int) -> ImportSignature:
+    return ImportSignature(f"decided_w{arity}", 1 + arity, "i")
+
+
 def check(arity: int) -> ImportSignature:
     return ImportSignature(f"check_w{arity}", 3 + arity, "", 1)
 
@@ -80,5 +86,12 @@ def all_imports() -> list[ImportSignature]:
     """Every function the host module must export."""
     out = [now_ns()]
     for arity in range(MAX_WORKLOAD_ARITY + 1):
-        out += [select(arity), record(arity), decide(arity), check(arity), compare(arity)]
+        out += [
+            select(arity),
+            record(arity),
+            decide(arity),
+            decided(arity),
+            check(arity),
+            compare(arity),
+        ]
     return out

@@ -56,6 +56,8 @@ class LoadedModule:
         self.host = create_host_module(self.config.vm_instance, self.tuner, self.config.device)
         self.context = rt.SystemContext(vm_modules=[self.host, self.module], config=self.config)
         self._functions = self.context.modules[self.module.name]
+        if interface.INIT_FUNCTION in self.module.function_names:
+            self._invoke(self._functions[interface.INIT_FUNCTION], ())  # `init` groups
 
     @property
     def function_names(self) -> list[str]:

@@ -218,6 +218,12 @@ class Tuner:
         assert state.decision is not None
         return state.decision
 
+    def decided(self, gid: int, key: Key) -> int:
+        """The variant committed for this key (from the cache or earlier calls), -1 when
+        none is."""
+        decision = self.state(gid, key).decision
+        return -1 if decision is None else decision
+
     def _commit(self, gid: int, key: Key, state: KeyState, winner: int) -> None:
         state.decision = winner
         if self.cache is None:

@@ -11,8 +11,9 @@ Per policy (docs/lowering.md has the emitted IR):
   (static shapes, or the group's sample `workloads`); dispatches use the stored choice, or
   the reference variant before tuning. Exported `__autotune_set_*` / `__autotune_get_*`
   set and read a group's choice.
-- `init`: the same measurements, unrolled in a `util.initializer`, so the module is tuned
-  when it is loaded.
+- `init`: the same measurements, unrolled in an exported `__autotune_init` function that
+  the runtime calls when it loads the module; keys the tuning cache has decided are not
+  measured again.
 
 The variants are selected with a nested `scf.if` chain (one branch per variant, any count).
 """
@@ -66,7 +67,7 @@ from lowering.emitter import Emitter
 
 DEFAULT_INIT_SAMPLES = 3
 MAX_INIT_RUNS = 1024
-"""Timed runs one `init` group may unroll in the initializer (lowering time and IR size
+"""Timed runs one `init` group may unroll in `__autotune_init` (lowering time and IR size
 grow with them: about 8 ms and 2 KB each)."""
 
 
@@ -181,7 +182,6 @@ class Lowering:
         self.exports: list[Operation] = []
         self.added: list[Operation] = []
         self.changed: set[Operation] = set()
-        self.initializer_op: Operation | None = None
         self.validators: list[str] = []
 
     # --- discovery ------------------------------------------------------------------
@@ -320,17 +320,14 @@ class Lowering:
 
     # --- state ----------------------------------------------------------------------
 
-    def state_global(
-        self, name: str, type_: Attribute, initial: int | None, mutable: bool = True
-    ) -> str:
+    def state_global(self, name: str, type_: Attribute, initial: int) -> str:
+        """A mutable global of the lowering's state (made on first use)."""
         if name not in self.globals:
-            value = None if initial is None else IntegerAttr(initial, type_)
-            self.globals[name] = util.GlobalOp(name, type_, value, mutable)
+            self.globals[name] = util.GlobalOp(name, type_, IntegerAttr(initial, type_), True)
         return name
 
     def choice_global(self, group: Group, key_index: int) -> str:
-        if group.policy == "init":
-            return self.state_global(group.symbol(f"k{key_index}.choice"), i32, None)
+        """The global holding a key's chosen variant, -1 until one is chosen."""
         return self.state_global(group.symbol(f"k{key_index}.choice"), i32, -1)
 
     def host(
@@ -698,7 +695,12 @@ class Lowering:
             )
 
     def init_tuning(self, sites: list[Site]) -> None:
-        """`util.initializer` measuring every init group's variants, unrolled."""
+        """Exported `__autotune_init`, which the runtime calls at load: every init group's
+        keys measured on synthetic inputs, unrolled.
+
+        Not a `util.initializer`: IREE 3.13 crashes (OutlineMemoizeRegions) on an
+        initializer with dispatches under an `scf.if`, and the runs must be skipped when
+        the tuning cache has the decision."""
         tuned = self.groups_with_a_site("init", sites)
         if not tuned:
             return
@@ -710,24 +712,37 @@ class Lowering:
             if runs > MAX_INIT_RUNS:
                 raise op_error(
                     group.op,
-                    f'policy "init" unrolls {runs} timed runs in the initializer ({samples} '
-                    f"min_samples x {len(group.variants)} variants x {len(group.keys)} "
+                    f'policy "init" unrolls {runs} timed runs in {interface.INIT_FUNCTION} '
+                    f"({samples} min_samples x {len(group.variants)} variants x "
+                    f"{len(group.keys)} "
                     f"workloads); at most {MAX_INIT_RUNS} are supported",
                 )
             for key, index in list(group.keys.items()):
-                for variant in group.variants:
-                    for _ in range(samples):
-                        make = self.synthetic_run(em, site, key)
-                        self.timed(em, site, variant, make, self._last_inputs, key)
-                gid = em.i64(group.gid)
-                (choice,) = self.host(
-                    em, interface.decide(len(key)), [gid, *[em.i64(k) for k in key]]
-                )
+                choice = self.init_choice(em, site, key, samples)
                 em.add(util.GlobalStoreOp(choice, self.choice_global(group, index)))
         body.add_op(util.ReturnOp())
-        # Initializers run in module order: this one must follow the globals it stores
-        # and precede every use of them.
-        self.initializer_op = util.InitializerOp(Region(body))
+        fn = util.FuncOp(interface.INIT_FUNCTION, ([], []), Region(body), "public")
+        self.exports.append(fn)
+
+    def init_choice(self, em: Emitter, site: Site, key: tuple[int, ...], samples: int):
+        """The choice for one key at load: the committed one (tuning cache) when there is
+        one, else `samples` timed runs of every variant on synthetic inputs and `decide`."""
+        group = site.group
+
+        def key_args(b: Emitter) -> list[SSAValue]:
+            return [b.i64(group.gid), *[b.i64(k) for k in key]]
+
+        def measure(b: Emitter) -> list[SSAValue]:
+            for variant in group.variants:
+                for _ in range(samples):
+                    make = self.synthetic_run(b, site, key)
+                    self.timed(b, site, variant, make, self._last_inputs, key)
+            return self.host(b, interface.decide(len(key)), key_args(b))
+
+        (known,) = self.host(em, interface.decided(len(key)), key_args(em))
+        unknown = em.cmp("slt", known, em.i32(0))
+        (choice,) = em.if_(unknown, [i32], measure, lambda b: [known])
+        return choice
 
     def setter_getter(self, group: Group) -> None:
         suffix = group.qualified_name.replace(".", "_")
@@ -787,8 +802,6 @@ class Lowering:
                 )
             )
         new_ops += self.globals.values()
-        if self.initializer_op is not None:
-            new_ops.append(self.initializer_op)
         if any(g.policy != "static" for g in self.groups.values()):
             meta = util.FuncOp(interface.METADATA_FUNCTION, ([], []), None, "public")
             meta.body.block.add_op(util.ReturnOp())

@@ -144,6 +144,27 @@ def test_init_policy_is_tuned_at_load(compiled):
     module.close()
 
 
+def test_init_policy_loads_a_cached_decision_without_measuring(compiled, tmp_path):
+    vmfb = compiled(
+        tagged_module(group_attrs='{policy = "init", min_samples = 2, tolerance = 10.0}'),
+        "online",
+    )
+    cache = tmp_path / "tuning.sqlite"
+    first = load(vmfb, cache=cache)
+    decisions = first.decisions()
+    (state,) = first.tuner.states.values()
+    assert [len(v.samples) for v in state.variants] == [1, 1, 1]
+    first.close()
+    again = load(vmfb, cache=cache)
+    assert again.decisions() == decisions
+    (state,) = again.tuner.states.values()
+    assert state.from_cache
+    assert [len(v.samples) for v in state.variants] == [0, 0, 0]  # nothing ran at load
+    ((_, variant),) = decisions.items()
+    assert tag_of(again.run(ZEROS)) == int(variant[1:])
+    again.close()
+
+
 def test_static_choice_named_on_group_runs(compiled):
     module = load(compiled(tagged_module(group_attrs="{choice = @v2}"), "online"))
     assert tag_of(module.run(ZEROS)) == 2

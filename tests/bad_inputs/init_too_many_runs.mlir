@@ -1,4 +1,4 @@
-// expected-error: 12:5: policy "init" unrolls 2000000 timed runs in the initializer (1000000 min_samples x 2 variants x 1 workloads); at most 1024 are supported
+// expected-error: 12:5: policy "init" unrolls 2000000 timed runs in __autotune_init (1000000 min_samples x 2 variants x 1 workloads); at most 1024 are supported
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {
