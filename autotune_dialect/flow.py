@@ -284,7 +284,10 @@ class DispatchOp(IRDLOperation):
             raise VerifyException("result dynamic dimension count mismatch")
         # A group dispatched like an export checks the operands against its variants.
         for entry in self.entry_points.data:
-            check = getattr(lookup_symbol(self, entry), "verify_dispatch", None)
+            target = lookup_symbol(self, entry)
+            if target is None:
+                raise VerifyException(f"entry point {entry} not found")
+            check = getattr(target, "verify_dispatch", None)
             if check is None:
                 continue
             if len(self.entry_points) > 1:

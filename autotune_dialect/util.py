@@ -377,8 +377,11 @@ class CallOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        callee = lookup_symbol(self, self.callee)
+        if callee is None:
+            raise VerifyException(f"callee {self.callee} not found")
         # A function group called like a function checks the call against its variants.
-        check = getattr(lookup_symbol(self, self.callee), "verify_call", None)
+        check = getattr(callee, "verify_call", None)
         if check is not None:
             check(self)
 
