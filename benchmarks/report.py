@@ -272,6 +272,13 @@ def _case_table(case: dict) -> list[str]:
                 f"{', '.join(f'{t:.2f}' for t in r['lower_runs_s'])} | {compile_s} | "
                 f"{ratio} | {r['lower_ms_per_group']:.2f} |"
             )
+        runs = len(d["sizes"][0]["lower_runs_s"])
+        lines += [
+            "",
+            f"`lower` ran {runs} times per size, each in a fresh process, the sizes interleaved; "
+            "the fastest run counts, since a busy machine only ever adds time. `iree-compile` "
+            "ran once per size.",
+        ]
         lines += ["", "| growth | time factor | per-group factor | linear |", "|---|---:|---:|---|"]
         for g in d["growth"]:
             lines.append(
