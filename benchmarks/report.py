@@ -257,7 +257,7 @@ def _case_table(case: dict) -> list[str]:
     cid = case["id"]
     if cid == "B1":
         lines = [
-            "| groups | variants | lower, fastest run (s) | all runs (s) | iree-compile (s) "
+            "| groups | variants | lower, median (s) | all runs (s) | iree-compile (s) "
             "| lower / compile | ms per group |",
             "|---:|---:|---:|---|---:|---:|---:|",
         ]
@@ -275,9 +275,9 @@ def _case_table(case: dict) -> list[str]:
         runs = len(d["sizes"][0]["lower_runs_s"])
         lines += [
             "",
-            f"`lower` ran {runs} times per size, each in a fresh process, the sizes interleaved; "
-            "the fastest run counts, since a busy machine only ever adds time. `iree-compile` "
-            "ran once per size.",
+            f"`lower` ran {runs} times per size, each in a fresh process, the sizes interleaved, "
+            "so that slow and fast spells of the machine fall on every size alike; the median "
+            "counts. `iree-compile` ran once per size.",
         ]
         lines += ["", "| growth | time factor | per-group factor | linear |", "|---|---:|---:|---|"]
         for g in d["growth"]:
