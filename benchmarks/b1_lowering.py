@@ -9,16 +9,15 @@ process, the sizes interleaved (10, 100, 1000, 10, 100, ...) so that the slow an
 of a shared machine (the same lowering varies by up to 2x here) fall on every size alike;
 the time of a size is the median of its runs. Not the fastest run: a 0.2 s run can fall
 entirely in a fast spell where a 20 s one cannot, so minimums favour the small sizes (every
-run, and the fastest, are in the detail). Ratio: lower
-time over compile time at the largest size. Growth: lower time per group at each size over
-the same at the size before; linear lowering keeps it near 1 (10x the groups, ~10x the
-time).
+run, and the fastest, are in the detail). Ratio: lower time over compile time at the
+largest size. Growth: lower time per group at each size over the same at the size before;
+linear lowering keeps it near 1 (10x the groups, ~10x the time).
 
-`iree-compile` of 1000 groups takes many minutes on 2 cores, more than `make bench` may
-spend in all. It therefore runs last in the run (the cases are ordered so), with whatever
-time is left before `Settings.deadline`; when it does not finish, the time it ran is a
-lower bound of the compile time: the detail says `"finished": false` and the ratio at that
-size is an upper bound (`lower_over_compile_at_most`).
+`iree-compile` of 1000 groups is the longest step of `make bench` (about 4 minutes on 2
+cores). It therefore runs last in the run (the cases are ordered so), with whatever time is
+left before `Settings.deadline`; should it not finish, the time it ran is a lower bound of
+the compile time: the detail says `"finished": false` and the ratio at that size is an
+upper bound (`lower_over_compile_at_most`).
 """
 
 from __future__ import annotations

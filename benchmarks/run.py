@@ -8,8 +8,8 @@ Each case prints its ratio as it finishes; none is an assertion. A full run writ
 it. `--only` runs some cases and merges them into the existing results. `--quick` runs
 smaller versions of every case (a smoke test) and writes `results/quick.json` only.
 
-B1 runs last: `iree-compile` of its 1000 groups takes longer than the whole run may, so it
-gets the time left (`--budget`, 14 minutes by default) and reports a bound when it is cut.
+B1 runs last: `iree-compile` of its 1000 groups is the longest step, so it gets the time
+left (`--budget`, 14 minutes by default) and reports a bound if it is cut.
 """
 
 from __future__ import annotations

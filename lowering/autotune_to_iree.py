@@ -182,7 +182,7 @@ class Lowering:
         self.exports: list[Operation] = []
         self.added: list[Operation] = []
         self.changed: set[Operation] = set()
-        self.validators: list[str] = []
+        self.validation_functions = 0  # made so far, numbering their names
 
     # --- discovery ------------------------------------------------------------------
 
@@ -483,8 +483,8 @@ class Lowering:
         group's size: the chain is not repeated here (a copy of it per dispatch site made
         `iree-compile` 2.5x slower at 300 groups)."""
         group = site.group
-        name = group.symbol(f"validate{len(self.validators)}")
-        self.validators.append(name)
+        name = group.symbol(f"validate{self.validation_functions}")
+        self.validation_functions += 1
         operand_types = [o.type for o in site.op.operands]
         types = [r.type for r in site.op.results]
         block = Block(arg_types=[i32, *([i64] * arity), *operand_types, *types])
@@ -721,8 +721,7 @@ class Lowering:
                     group.op,
                     f'policy "init" unrolls {runs} timed runs in {interface.INIT_FUNCTION} '
                     f"({samples} min_samples x {len(group.variants)} variants x "
-                    f"{len(group.keys)} "
-                    f"workloads); at most {MAX_INIT_RUNS} are supported",
+                    f"{len(group.keys)} workloads); at most {MAX_INIT_RUNS} are supported",
                 )
             for key, index in list(group.keys.items()):
                 choice = self.init_choice(em, site, key, samples)
