@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import func
+import math
+from collections.abc import Mapping
+
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FloatAttr,
@@ -37,7 +39,8 @@ from xdsl.printer import Printer
 from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from autotune_dialect import flow, hal, util
+from autotune_dialect import interop
+from autotune_dialect.interop import op_name, symbol_name
 
 POLICIES = ("online", "explicit", "init", "static")
 """Selection policies; `online` is the default."""
@@ -49,35 +52,27 @@ PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workload
 """Every attribute a group accepts besides its name and variants."""
 
 
-def symbol_name(op: Operation) -> str | None:
-    """The `sym_name` of an op, or None."""
-    name = op.properties.get("sym_name") or op.attributes.get("sym_name")
-    return name.data if isinstance(name, StringAttr) else None
-
-
 @dataclass(frozen=True)
 class VariantKind:
     """What a group's variants must be, given where the group sits."""
 
     container: str
-    ops: tuple[type[Operation], ...]
+    ops: tuple[str, ...]
     description: str
 
 
 def _variant_kind(parent: Operation | None) -> VariantKind | None:
-    if isinstance(parent, hal.ExecutableSourceOp):
-        return VariantKind("hal.executable.source", (hal.ExecutableExportOp,), "export")
-    if isinstance(parent, flow.ExecutableOp):
-        return VariantKind("flow.executable", (flow.ExecutableExportOp,), "export")
     if isinstance(parent, ModuleOp):
-        return VariantKind("module", (util.FuncOp, func.FuncOp), "function")
+        return VariantKind("module", interop.FUNCTIONS, "function")
+    if interop.is_executable(parent):
+        name = op_name(parent)  # type: ignore[arg-type]
+        return VariantKind(name, (interop.EXPORT_OF[name],), "export")
     return None
 
 
-def function_type_of(op: Operation) -> FunctionType:
-    """The function type of a `util.func` or `func.func`."""
-    assert isinstance(op, util.FuncOp | func.FuncOp)
-    return op.function_type
+def type_text(type_: Attribute | None) -> str:
+    """A function type as MLIR text, for comparing and for messages."""
+    return "?" if type_ is None else interop.mlir_text(type_)
 
 
 @irdl_op_definition
@@ -212,12 +207,18 @@ class GroupOp(IRDLOperation):
         parent = self.parent_op()
         kind = _variant_kind(parent)
         if kind is None:
-            where = "nothing" if parent is None else f"'{parent.name}'"
+            where = "nothing" if parent is None else f"'{op_name(parent)}'"
             raise VerifyException(
                 "expects to be inside a hal.executable.source, a flow.executable or a "
                 f"module, not {where}"
             )
         siblings = self.siblings()
+        if self.group_name in siblings:
+            other = siblings[self.group_name]
+            raise VerifyException(
+                f"@{self.group_name} is also the name of a '{op_name(other)}' in the "
+                f"enclosing {kind.container}"
+            )
         variants: list[Operation] = []
         for name in names:
             op = siblings.get(name)
@@ -227,15 +228,20 @@ class GroupOp(IRDLOperation):
                 raise VerifyException(
                     f"variant @{name} not found in the enclosing {kind.container}"
                 )
-            if not isinstance(op, kind.ops):
+            if op_name(op) not in kind.ops:
                 raise VerifyException(
-                    f"variant @{name} is a '{op.name}', expected "
-                    + " or ".join(f"'{t.name}'" for t in kind.ops)
+                    f"variant @{name} is a '{op_name(op)}', expected "
+                    + " or ".join(f"'{t}'" for t in kind.ops)
                 )
             variants.append(op)
         self._verify_variants_agree(variants)
 
     def _verify_parameters(self) -> None:
+        if self.attributes:
+            key = next(iter(self.attributes))
+            raise VerifyException(
+                f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}"
+            )
         if self.policy is not None and self.policy.data not in POLICIES:
             raise VerifyException(
                 f'unknown policy "{self.policy.data}"; expected one of '
@@ -260,8 +266,8 @@ class GroupOp(IRDLOperation):
         if confidence is not None and not 0.0 < confidence < 1.0:
             raise VerifyException("confidence must be between 0 and 1 (exclusive)")
         tolerance = self.float_param("tolerance")
-        if tolerance is not None and tolerance < 0.0:
-            raise VerifyException("tolerance must be >= 0")
+        if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0.0):
+            raise VerifyException("tolerance must be a finite number >= 0")
         if self.workloads is not None:
             sizes = set()
             for sample in self.workloads.data:
@@ -276,22 +282,22 @@ class GroupOp(IRDLOperation):
     def _verify_variants_agree(self, variants: list[Operation]) -> None:
         first = variants[0]
         first_name = symbol_name(first)
-        if isinstance(first, hal.ExecutableExportOp):
+        if op_name(first) == "hal.executable.export":
+            layout = interop.layout_text(first)
             for op in variants[1:]:
-                assert isinstance(op, hal.ExecutableExportOp)
-                if op.layout != first.layout:
+                if interop.layout_text(op) != layout:
                     raise VerifyException(
                         f"variant @{symbol_name(op)} has a different layout than "
                         f"@{first_name}; all variants must have the same layout"
                     )
-        if isinstance(first, hal.ExecutableExportOp | flow.ExecutableExportOp):
-            arities = {symbol_name(op): op.workload_arity for op in variants}  # type: ignore
+        if interop.is_export(first):
+            arities = {symbol_name(op): interop.workload_arity(op) for op in variants}
             known = {n: a for n, a in arities.items() if a is not None}
             if len(set(known.values())) > 1:
                 detail = ", ".join(f"@{n}: {a}" for n, a in known.items())
                 raise VerifyException(f"variants take different workload counts ({detail})")
-            if isinstance(first, flow.ExecutableExportOp):
-                self._verify_kernel_arities(variants)  # type: ignore[arg-type]
+            if op_name(first) == "flow.executable.export":
+                self._verify_kernel_arities(variants)
             samples = self.sample_workloads()
             if samples and known and len(samples[0]) != next(iter(known.values())):
                 raise VerifyException(
@@ -299,38 +305,51 @@ class GroupOp(IRDLOperation):
                     f"{next(iter(known.values()))}"
                 )
         else:
-            expected = function_type_of(first)
+            expected = type_text(interop.function_type(first))
             for op in variants[1:]:
-                if function_type_of(op) != expected:
+                got = type_text(interop.function_type(op))
+                if got != expected:
                     raise VerifyException(
-                        f"variant @{symbol_name(op)} has type {function_type_of(op)}, "
+                        f"variant @{symbol_name(op)} has type {got}, "
                         f"but @{first_name} has type {expected}; all variants must have "
                         "the same function type"
                     )
 
-    def _verify_kernel_arities(self, variants: list[flow.ExecutableExportOp]) -> None:
+    def _verify_kernel_arities(self, variants: list[Operation]) -> None:
         executable = self.parent_op()
-        assert isinstance(executable, flow.ExecutableOp)
-        kernel = executable.kernel_module()
-        if kernel is None:
-            return
-        arities = {op.kernel_name: kernel.function_arity(op.kernel_name) for op in variants}
+        assert executable is not None
+        arities: dict[str, int | None] = {}
+        for op in variants:
+            kernel = interop.kernel_function_name(op)
+            if kernel is not None:
+                arities[kernel] = interop.kernel_arity(executable, kernel)
         known = {name: n for name, n in arities.items() if n is not None}
         if len(set(known.values())) > 1:
             detail = ", ".join(f"@{name}: {n}" for name, n in known.items())
             raise VerifyException(f"variant kernels take different numbers of arguments ({detail})")
 
-    def verify_dispatch(self, dispatch: flow.DispatchOp) -> None:
+    def verify_dispatch(self, dispatch: Operation) -> None:
         """Check that a `flow.dispatch` of this group fits its variants' interface."""
+        from autotune_dialect.flow import DispatchOp
+
         variants = self.resolve_variants_or_none()
         if variants is None:
             return
-        if not isinstance(variants[0], hal.ExecutableExportOp | flow.ExecutableExportOp):
+        first = variants[0]
+        if not interop.is_export(first):
             raise VerifyException(
                 f"@{self.group_name} is a group of functions; call it with util.call"
             )
-        first = variants[0]
-        arity = first.workload_arity
+        if not isinstance(dispatch, DispatchOp):
+            raise VerifyException(
+                f"dispatch of group @{self.group_name} has a form the lowering does not "
+                "support"
+            )
+        if len(dispatch.entry_points) > 1:
+            raise VerifyException(
+                f"group @{self.group_name} must be the only entry point of a dispatch"
+            )
+        arity = interop.workload_arity(first)
         if arity is not None and arity != len(dispatch.workload):
             raise VerifyException(
                 f"dispatch of group @{self.group_name} passes {len(dispatch.workload)} "
@@ -339,44 +358,50 @@ class GroupOp(IRDLOperation):
         untied_results = sum(1 for t in dispatch.tied_operand_indices() if t < 0)
         tensors = sum(1 for a in dispatch.arguments if isinstance(a.type, TensorType))
         scalars = len(dispatch.arguments) - tensors
-        if isinstance(first, hal.ExecutableExportOp):
-            bindings = len(first.layout.bindings)
+        if op_name(first) == "hal.executable.export":
+            layout = interop.layout_text(first)
+            if layout is None:
+                return
+            constants, bindings = interop.layout_counts(layout)
             if tensors + untied_results != bindings:
                 raise VerifyException(
                     f"dispatch of group @{self.group_name} binds {tensors + untied_results} "
                     f"buffers ({tensors} operands, {untied_results} results) but the "
                     f"variants' layout has {bindings} bindings"
                 )
-            constants = first.layout.constants.data
             if scalars != constants:
                 raise VerifyException(
                     f"dispatch of group @{self.group_name} passes {scalars} push constants "
                     f"but the variants' layout has {constants}"
                 )
             return
-        module = first.parent_op()
-        kernel = module.kernel_module() if isinstance(module, flow.ExecutableOp) else None
-        expected = None if kernel is None else kernel.function_arity(first.kernel_name)
+        kernel = interop.kernel_function_name(first)
+        executable = first.parent_op()
+        if kernel is None or executable is None:
+            return
+        expected = interop.kernel_arity(executable, kernel)
         given = len(dispatch.arguments) + untied_results
         if expected is not None and expected != given:
             raise VerifyException(
                 f"dispatch of group @{self.group_name} passes {given} kernel arguments "
                 f"({len(dispatch.arguments)} operands, {untied_results} results) but "
-                f"@{first.kernel_name} takes {expected}"
+                f"@{kernel} takes {expected}"
             )
 
-    def verify_call(self, call: util.CallOp | func.CallOp) -> None:
+    def verify_call(self, call: Operation) -> None:
         """Check that a call of this group has its variants' function type."""
         variants = self.resolve_variants_or_none()
         if variants is None:
             return
-        if not isinstance(variants[0], util.FuncOp | func.FuncOp):
+        if not interop.is_function(variants[0]):
             raise VerifyException(
                 f"@{self.group_name} is a group of exports; dispatch it with flow.dispatch"
             )
-        expected = function_type_of(variants[0])
-        given = FunctionType.from_lists(
-            [a.type for a in call.arguments], [r.type for r in call.results]
+        expected = type_text(interop.function_type(variants[0]))
+        given = type_text(
+            FunctionType.from_lists(
+                [a.type for a in call.operands], [r.type for r in call.results]
+            )
         )
         if given != expected:
             raise VerifyException(
@@ -394,43 +419,46 @@ class GroupOp(IRDLOperation):
     # --- syntax ---------------------------------------------------------------------
 
     @classmethod
+    def from_attributes(cls, attributes: Mapping[str, Attribute]) -> GroupOp:
+        """A group from its attributes as MLIR's generic form holds them (`sym_name`,
+        `variants` and the parameters); `ValueError` names what is wrong."""
+        name = attributes.get("sym_name")
+        if not isinstance(name, StringAttr):
+            raise ValueError("requires a 'sym_name' string (the group's name)")
+        variants = attributes.get("variants")
+        if not isinstance(variants, ArrayAttr) or not all(
+            isinstance(v, SymbolRefAttr) for v in variants.data
+        ):
+            raise ValueError("expected a list of variant symbols: [@a, @b, ...]")
+        params = {k: v for k, v in attributes.items() if k not in ("sym_name", "variants")}
+        for key, value in params.items():
+            if key not in PARAMETERS:
+                raise ValueError(
+                    f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}"
+                )
+            want = _EXPECTED_KINDS[key]
+            if want is FloatAttr and isinstance(value, IntegerAttr):
+                params[key] = FloatAttr(float(value.value.data), f64)
+            elif not isinstance(value, want):
+                raise ValueError(f"group attribute '{key}' expects {_DESCRIBE[want]}")
+        op = cls(name.data, [])
+        op.properties["variants"] = variants
+        op.properties.update(params)
+        return op
+
+    @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
         name = parser.parse_symbol_name()
         parser.parse_keyword("variants")
         parser.parse_punctuation("(")
         pos = parser.pos
         variants = parser.parse_attribute()
-        if not isinstance(variants, ArrayAttr) or not all(
-            isinstance(v, SymbolRefAttr) for v in variants.data
-        ):
-            parser.raise_error("expected a list of variant symbols: [@a, @b, ...]", pos)
         parser.parse_punctuation(")")
-        pos = parser.pos
         params = parser.parse_optional_attr_dict()
-        for key in params:
-            if key not in PARAMETERS:
-                parser.raise_error(
-                    f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}",
-                    pos,
-                )
-        expected_kinds = {
-            "policy": StringAttr,
-            "choice": SymbolRefAttr,
-            "reference": SymbolRefAttr,
-            "workloads": ArrayAttr,
-            **{k: IntegerAttr for k in _INT_PARAMS},
-            **{k: FloatAttr for k in _FLOAT_PARAMS},
-        }
-        for key, value in params.items():
-            want = expected_kinds[key]
-            if want is FloatAttr and isinstance(value, IntegerAttr):
-                params[key] = FloatAttr(float(value.value.data), f64)
-            elif not isinstance(value, want):
-                parser.raise_error(f"group attribute '{key}' expects {_DESCRIBE[want]}", pos)
-        op = cls(name.data, [])
-        op.properties["variants"] = variants
-        op.properties.update(params)
-        return op
+        try:
+            return cls.from_attributes({"sym_name": name, "variants": variants, **params})
+        except ValueError as err:
+            parser.raise_error(str(err), pos)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -450,6 +478,15 @@ class GroupOp(IRDLOperation):
 
         return mlir_markdown(self)
 
+
+_EXPECTED_KINDS: dict[str, type[Attribute]] = {
+    "policy": StringAttr,
+    "choice": SymbolRefAttr,
+    "reference": SymbolRefAttr,
+    "workloads": ArrayAttr,
+    **{k: IntegerAttr for k in _INT_PARAMS},
+    **{k: FloatAttr for k in _FLOAT_PARAMS},
+}
 
 _DESCRIBE: dict[type[Attribute], str] = {
     StringAttr: 'a string (e.g. "online")',

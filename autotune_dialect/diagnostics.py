@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.dialects.builtin import FileLineColLoc, NameLoc, UnregisteredOp
 from xdsl.ir import Operation
 
 
@@ -58,6 +58,8 @@ def op_location(op: Operation) -> SourceLocation | None:
     current: Operation | None = op
     while current is not None:
         loc = current.location
+        while isinstance(loc, NameLoc):
+            loc = loc.location
         if isinstance(loc, FileLineColLoc):
             return SourceLocation(loc.filename.data, loc.line.data, loc.column.data)
         current = current.parent_op()
@@ -66,4 +68,5 @@ def op_location(op: Operation) -> SourceLocation | None:
 
 def op_error(op: Operation, message: str, source: str | None = None) -> DiagnosticError:
     """An error about `op`, phrased as MLIR does: `'name' op message`."""
-    return DiagnosticError(f"'{op.name}' op {message}", op_location(op), source)
+    name = op.op_name.data if isinstance(op, UnregisteredOp) else op.name
+    return DiagnosticError(f"'{name}' op {message}", op_location(op), source)

@@ -1,4 +1,10 @@
-"""The subset of IREE's `flow` dialect that autotune inputs and lowered output use."""
+"""The two `flow` ops the lowering rewrites or creates: `flow.dispatch` and
+`flow.tensor.tie_shape`.
+
+Every other `flow` op is IREE's: it is read and printed by IREE and kept by the import
+into xDSL as it is (docs/interop.md). The properties of these two ops are IREE 3.13's, so
+that their generic form is the one IREE reads.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,9 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ShapedType,
-    StringAttr,
-    SymbolNameConstraint,
     SymbolRefAttr,
 )
-from xdsl.ir import Attribute, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -21,177 +25,23 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
-    traits_def,
     var_operand_def,
     var_result_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import (
-    HasParent,
-    IsolatedFromAbove,
-    NoTerminator,
-    SymbolOpInterface,
-    SymbolTable,
-)
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from autotune_dialect.iree_attrs import opaque_classes
-from autotune_dialect.passthrough import (
-    PassthroughModuleOp,
-    parse_executable_body,
-    print_executable_body,
-)
-from autotune_dialect.symbols import lookup_symbol
-from autotune_dialect.syntax import (
-    ValuesTerminator,
-    parse_attributes_keyword,
-    parse_region_with_signature,
-    print_attr_dict_if_any,
-    print_attributes_keyword,
-    print_region_with_signature,
-    print_visibility_and_name,
-    region_results,
-)
+from autotune_dialect.syntax import print_attr_dict_if_any
 
 
 def dynamic_rank(type_: Attribute) -> int:
-    """Number of dynamic dimensions of a shaped type (0 for anything else)."""
+    """Number of dynamic dimensions of a shaped type (0 for other types)."""
     if isinstance(type_, ShapedType):
         return sum(1 for d in type_.get_shape() if d < 0)
     return 0
-
-
-@irdl_op_definition
-class ExecutableOp(IRDLOperation):
-    """`flow.executable`: exports plus the kernel module that implements them."""
-
-    name = "flow.executable"
-
-    sym_name = prop_def(SymbolNameConstraint())
-    sym_visibility = opt_prop_def(StringAttr)
-    body = region_def("single_block")
-
-    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), SymbolTable())
-
-    def __init__(self, sym_name: str, body: Region, visibility: str | None = "private"):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(sym_name),
-                "sym_visibility": None if visibility is None else StringAttr(visibility),
-            },
-            regions=[body],
-        )
-
-    def exports(self) -> list[ExecutableExportOp]:
-        return [op for op in self.body.ops if isinstance(op, ExecutableExportOp)]
-
-    def kernel_module(self) -> PassthroughModuleOp | None:
-        return next((op for op in self.body.ops if isinstance(op, PassthroughModuleOp)), None)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ExecutableOp:
-        visibility = parser.parse_optional_visibility_keyword()
-        name = parser.parse_symbol_name()
-        attrs = parse_attributes_keyword(parser)
-        op = cls(name.data, parse_executable_body(parser), None)
-        op.sym_visibility = visibility
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_visibility_and_name(printer, self)
-        print_attributes_keyword(printer, self.attributes)
-        printer.print_string(" ")
-        print_executable_body(printer, self.body)
-
-
-@irdl_op_definition
-class ExecutableExportOp(IRDLOperation):
-    """`flow.executable.export`: an entry point of a `flow.executable`, with an optional
-    `workgroups(...)` region computing the workgroup count from the workload."""
-
-    name = "flow.executable.export"
-
-    sym_name = prop_def(SymbolNameConstraint())
-    sym_visibility = opt_prop_def(StringAttr)
-    function_ref = opt_prop_def(SymbolRefAttr)
-    workgroup_count = region_def()
-
-    traits = traits_def(HasParent(ExecutableOp), SymbolOpInterface())
-
-    def __init__(
-        self,
-        sym_name: str,
-        workgroup_count: Region | None = None,
-        function_ref: SymbolRefAttr | None = None,
-        visibility: str = "public",
-    ):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(sym_name),
-                "sym_visibility": StringAttr(visibility),
-                "function_ref": function_ref,
-            },
-            regions=[workgroup_count or Region()],
-        )
-
-    @property
-    def kernel_name(self) -> str:
-        """Name of the kernel function that implements the export."""
-        if self.function_ref is not None:
-            return self.function_ref.root_reference.data
-        return self.sym_name.data
-
-    @property
-    def workload_arity(self) -> int | None:
-        """Workload values the `workgroups` region takes, None without one."""
-        if not self.workgroup_count.blocks:
-            return None
-        return len(self.workgroup_count.blocks[0].args)
-
-    def verify_(self) -> None:
-        if self.workgroup_count.blocks:
-            if region_results(self.workgroup_count) != [IndexType()] * 3:
-                raise VerifyException("workgroups region must return index, index, index")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ExecutableExportOp:
-        visibility = parser.parse_optional_visibility_keyword() or StringAttr("public")
-        name = parser.parse_symbol_name()
-        function_ref = None
-        if parser.parse_optional_keyword("as") is not None:
-            parser.parse_punctuation("(")
-            function_ref = SymbolRefAttr(parser.parse_symbol_name())
-            parser.parse_punctuation(")")
-        region = None
-        if parser.parse_optional_keyword("workgroups") is not None:
-            region, _ = parse_region_with_signature(parser)
-        attrs = parse_attributes_keyword(parser)
-        op = cls(name.data, region, function_ref, visibility.data)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_visibility_and_name(printer, self)
-        if self.function_ref is not None:
-            printer.print_string(" as(")
-            printer.print_attribute(self.function_ref)
-            printer.print_string(")")
-        if self.workgroup_count.blocks:
-            printer.print_string(" workgroups")
-            print_region_with_signature(printer, self.workgroup_count, [IndexType()] * 3)
-        print_attributes_keyword(printer, self.attributes)
-
-
-@irdl_op_definition
-class ReturnOp(ValuesTerminator):
-    """`flow.return`: terminator of `workgroups` regions."""
-
-    name = "flow.return"
 
 
 def _parse_dims(parser: Parser, type_: Attribute) -> list[UnresolvedOperand]:
@@ -210,13 +60,25 @@ def _print_dims(printer: Printer, dims: Sequence[SSAValue]) -> None:
         printer.print_string("}")
 
 
+def split_dims(types: Sequence[Attribute], dims: Sequence[SSAValue]) -> list[list[SSAValue]]:
+    """`dims` cut into the dynamic dimensions of each of `types`."""
+    out: list[list[SSAValue]] = []
+    pos = 0
+    for type_ in types:
+        n = dynamic_rank(type_)
+        out.append(list(dims[pos : pos + n]))
+        pos += n
+    return out
+
+
 @irdl_op_definition
 class DispatchOp(IRDLOperation):
     """`flow.dispatch @exe::@export[workload](args) : (types) -> results`.
 
     Dynamically shaped operands and results list their dynamic dimensions in `{...}` after
-    their type; a result written as an argument's name (`-> %arg{%n}`) is tied to it (the
-    kernel writes in place). `@exe::@export` may also name an `autotune.group` of `@exe`.
+    their type; a result written as an argument's name (`-> %arg{%n}`, or `-> %arg as T`
+    with another type) is tied to it: the kernel writes in place. `@exe::@export` may also
+    name an `autotune.group` of `@exe`.
     """
 
     name = "flow.dispatch"
@@ -263,36 +125,23 @@ class DispatchOp(IRDLOperation):
 
     def argument_dims_of(self) -> list[list[SSAValue]]:
         """The dynamic dimensions of each argument."""
-        return _split_dims([a.type for a in self.arguments], self.argument_dims)
+        return split_dims([a.type for a in self.arguments], self.argument_dims)
 
     def result_dims_of(self) -> list[list[SSAValue]]:
         """The dynamic dimensions of each result."""
-        return _split_dims([r.type for r in self.outputs], self.result_dims)
+        return split_dims([r.type for r in self.outputs], self.result_dims)
 
     def verify_(self) -> None:
         tied = self.tied_operand_indices()
         if len(tied) != len(self.outputs):
             raise VerifyException("tied_operands must have one entry per result")
-        for result, index in zip(self.outputs, tied, strict=True):
+        for index in tied:
             if index >= len(self.arguments):
                 raise VerifyException(f"result tied to missing argument {index}")
-            if index >= 0 and self.arguments[index].type != result.type:
-                raise VerifyException("a tied result must have its argument's type")
         if len(self.argument_dims) != sum(dynamic_rank(a.type) for a in self.arguments):
             raise VerifyException("argument dynamic dimension count mismatch")
         if len(self.result_dims) != sum(dynamic_rank(r.type) for r in self.outputs):
             raise VerifyException("result dynamic dimension count mismatch")
-        # A group dispatched like an export checks the operands against its variants.
-        for entry in self.entry_points.data:
-            target = lookup_symbol(self, entry)
-            if target is None:
-                raise VerifyException(f"entry point {entry} not found")
-            check = getattr(target, "verify_dispatch", None)
-            if check is None:
-                continue
-            if len(self.entry_points) > 1:
-                raise VerifyException(f"group {entry} must be the only entry point of a dispatch")
-            check(self)
 
     @classmethod
     def parse(cls, parser: Parser) -> DispatchOp:
@@ -347,6 +196,8 @@ class DispatchOp(IRDLOperation):
                 index = names.index(ref.operand_name)
                 tied.append(index)
                 type_ = arg_types[index]
+                if parser.parse_optional_keyword("as") is not None:
+                    type_ = parser.parse_type()
             else:
                 tied.append(-1)
                 type_ = parser.parse_type()
@@ -400,7 +251,11 @@ class DispatchOp(IRDLOperation):
 
         def print_result(i: int) -> None:
             if tied[i] >= 0:
-                printer.print_operand(self.arguments[tied[i]])
+                argument = self.arguments[tied[i]]
+                printer.print_operand(argument)
+                if argument.type != self.outputs[i].type:
+                    printer.print_string(" as ")
+                    printer.print_attribute(self.outputs[i].type)
             else:
                 printer.print_attribute(self.outputs[i].type)
             _print_dims(printer, res_dims[i])
@@ -411,16 +266,6 @@ class DispatchOp(IRDLOperation):
             printer.print_string("(")
             printer.print_list(range(len(self.outputs)), print_result)
             printer.print_string(")")
-
-
-def _split_dims(types: Sequence[Attribute], dims: Sequence[SSAValue]) -> list[list[SSAValue]]:
-    out: list[list[SSAValue]] = []
-    pos = 0
-    for type_ in types:
-        n = dynamic_rank(type_)
-        out.append(list(dims[pos : pos + n]))
-        pos += n
-    return out
 
 
 @irdl_op_definition
@@ -459,8 +304,4 @@ class TensorTieShapeOp(IRDLOperation):
         _print_dims(printer, self.dynamic_dims)
 
 
-Flow = Dialect(
-    "flow",
-    [ExecutableOp, ExecutableExportOp, ReturnOp, DispatchOp, TensorTieShapeOp],
-    opaque_classes("flow"),
-)
+Flow = Dialect("flow", [DispatchOp, TensorTieShapeOp], [])

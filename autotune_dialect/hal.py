@@ -1,280 +1,59 @@
-"""The subset of IREE's `hal` dialect that autotune inputs and lowered output use.
+"""The `hal` ops the lowering creates to time variants on the host: `hal.devices.get`,
+`hal.fence.create`, `hal.tensor.barrier`, `hal.fence.await` and `hal.tensor.export`.
 
-Each op parses and prints IREE 3.13's custom syntax. Inherent attributes are printed in the
-`<{...}>` property dictionary that 3.13 requires; IREE's own stripped form (`<k = v>`) is
-accepted on input.
+Every other `hal` op (executables, exports, `hal.tensor.import`, ...) is IREE's: read and
+printed by IREE and kept by the import into xDSL as it is (docs/interop.md). The properties
+are IREE 3.13's, so that the generic form of these ops is the one IREE reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    IndexType,
-    IntegerAttr,
-    StringAttr,
-    SymbolNameConstraint,
-    SymbolRefAttr,
-    TensorType,
-    i1,
-    i32,
-)
-from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType, i32, i64
+from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
-    opt_prop_def,
     prop_def,
-    region_def,
     result_def,
-    traits_def,
     var_operand_def,
     var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    HasParent,
-    IsolatedFromAbove,
-    NoTerminator,
-    SymbolOpInterface,
-    SymbolTable,
-)
-from xdsl.utils.exceptions import VerifyException
 
-from autotune_dialect.iree_attrs import (
-    PipelineBindingAttr,
-    PipelineLayoutAttr,
-    device_type,
-    fence_type,
-    opaque_class,
-    opaque_classes,
-)
-from autotune_dialect.passthrough import parse_executable_body, print_executable_body
-from autotune_dialect.syntax import (
-    ValuesTerminator,
-    parse_attributes_keyword,
-    parse_flags,
-    parse_operands_with_types,
-    parse_property_dict,
-    parse_region_with_signature,
-    print_attributes_keyword,
-    print_flags,
-    print_operand_list,
-    print_property_dict,
-    print_region_with_signature,
-    print_visibility_and_name,
-    region_results,
-)
+from autotune_dialect.mlir_text import parse_type_text
+from autotune_dialect.syntax import parse_operands_with_types, print_operand_list
 
-ExecutableObjectsAttr = opaque_class("hal.executable.objects", False)
-
-_SOURCE_PROPS = ("sym_name", "sym_visibility", "objects")
-_EXPORT_PROPS = (
-    "sym_name",
-    "sym_visibility",
-    "ordinal",
-    "layout",
-    "condition_fallback",
-    "workgroup_size",
-    "subgroup_size",
-    "workgroup_local_memory",
-    "source_locs",
-)
+_NO_FLAGS = IntegerAttr(0, i64)
+"""IREE's `flags("None")`, as the integer its generic form holds."""
 
 
-@irdl_op_definition
-class ExecutableSourceOp(IRDLOperation):
-    """`hal.executable.source`: a HAL executable given as exports plus external objects
-    (or a kernel module), not yet translated for a target."""
-
-    name = "hal.executable.source"
-
-    sym_name = prop_def(SymbolNameConstraint())
-    sym_visibility = opt_prop_def(StringAttr)
-    objects = opt_prop_def(Attribute)
-    body = region_def("single_block")
-
-    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), SymbolTable())
-
-    def __init__(
-        self,
-        sym_name: str,
-        body: Region,
-        objects: Attribute | None = None,
-        visibility: str | None = "private",
-    ):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(sym_name),
-                "sym_visibility": None if visibility is None else StringAttr(visibility),
-                "objects": objects,
-            },
-            regions=[body],
-        )
-
-    def exports(self) -> list[ExecutableExportOp]:
-        return [op for op in self.body.ops if isinstance(op, ExecutableExportOp)]
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ExecutableSourceOp:
-        visibility = parser.parse_optional_visibility_keyword()
-        name = parser.parse_symbol_name()
-        props = parse_property_dict(parser, stripped={"objects": ExecutableObjectsAttr})
-        attrs = parse_attributes_keyword(parser)
-        body = parse_executable_body(parser)
-        op = cls(name.data, body, props.pop("objects", None), None)
-        op.sym_visibility = visibility
-        op.properties.update(props)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_visibility_and_name(printer, self)
-        print_property_dict(
-            printer, {k: v for k, v in self.properties.items() if k not in _SOURCE_PROPS[:2]}
-        )
-        print_attributes_keyword(printer, self.attributes)
-        printer.print_string(" ")
-        print_executable_body(printer, self.body)
+def device_type() -> Attribute:
+    """`!hal.device`."""
+    return parse_type_text("!hal.device")
 
 
-@irdl_op_definition
-class ExecutableExportOp(IRDLOperation):
-    """`hal.executable.export`: one entry point with its pipeline layout, an optional
-    workgroup count region, an optional dispatch condition with a fallback export, and
-    launch properties (workgroup size, subgroup size, workgroup local memory)."""
-
-    name = "hal.executable.export"
-
-    sym_name = prop_def(SymbolNameConstraint())
-    sym_visibility = opt_prop_def(StringAttr)
-    ordinal = opt_prop_def(IntegerAttr)
-    layout = prop_def(PipelineLayoutAttr)
-    condition_fallback = opt_prop_def(SymbolRefAttr)
-    workgroup_size = opt_prop_def(ArrayAttr)
-    subgroup_size = opt_prop_def(IntegerAttr)
-    workgroup_local_memory = opt_prop_def(IntegerAttr)
-    workgroup_count = region_def()
-    condition = region_def()
-
-    traits = traits_def(HasParent(ExecutableSourceOp), SymbolOpInterface())
-
-    def __init__(
-        self,
-        sym_name: str,
-        ordinal: int | None,
-        layout: PipelineLayoutAttr,
-        workgroup_count: Region | None = None,
-        condition: Region | None = None,
-        properties: dict[str, Attribute] | None = None,
-        visibility: str = "public",
-    ):
-        props: dict[str, Attribute | None] = {
-            "sym_name": StringAttr(sym_name),
-            "sym_visibility": StringAttr(visibility),
-            "ordinal": None if ordinal is None else IntegerAttr(ordinal, IndexType()),
-            "layout": layout,
-        }
-        props.update(properties or {})
-        super().__init__(
-            properties=props,
-            regions=[workgroup_count or Region(), condition or Region()],
-        )
-
-    @property
-    def workload_arity(self) -> int | None:
-        """Workload values the count region takes (after the device), None without one."""
-        if not self.workgroup_count.blocks:
-            return None
-        return len(self.workgroup_count.blocks[0].args) - 1
-
-    def verify_(self) -> None:
-        for region, what, results in (
-            (self.workgroup_count, "count", [IndexType()] * 3),
-            (self.condition, "condition", [i1]),
-        ):
-            if not region.blocks:
-                continue
-            if what == "count" and len(region.blocks) > 1:
-                raise VerifyException("count region must have a single block")  # as IREE's
-            args = region.blocks[0].args
-            if not args or args[0].type != device_type():
-                raise VerifyException(f"{what} region must take a !hal.device first")
-            if any(a.type != IndexType() for a in args[1:]):
-                raise VerifyException(f"{what} region workload arguments must be index")
-            if region_results(region) != results:
-                raise VerifyException(f"{what} region must return {', '.join(map(str, results))}")
-        if self.condition_fallback is not None and not self.condition.blocks:
-            raise VerifyException("fallback requires a condition region")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ExecutableExportOp:
-        visibility = parser.parse_optional_visibility_keyword() or StringAttr("public")
-        name = parser.parse_symbol_name()
-        ordinal = None
-        if parser.parse_optional_keyword("ordinal") is not None:
-            parser.parse_punctuation("(")
-            ordinal = parser.parse_integer(allow_boolean=False, allow_negative=False)
-            parser.parse_punctuation(")")
-        parser.parse_keyword("layout")
-        parser.parse_punctuation("(")
-        pos = parser.pos
-        layout = parser.parse_attribute()
-        if not isinstance(layout, PipelineLayoutAttr):
-            parser.raise_error("expected #hal.pipeline.layout<...>", pos)
-        parser.parse_punctuation(")")
-        condition = count = None
-        fallback = None
-        if parser.parse_optional_keyword("condition") is not None:
-            condition, _ = parse_region_with_signature(parser)
-            if parser.parse_optional_keyword("fallback") is not None:
-                parser.parse_punctuation("(")
-                fallback = SymbolRefAttr(parser.parse_symbol_name())
-                parser.parse_punctuation(")")
-        if parser.parse_optional_keyword("count") is not None:
-            count, _ = parse_region_with_signature(parser)
-        props = parse_property_dict(parser, ("workgroup_local_memory", "subgroup_size"))
-        attrs = parse_attributes_keyword(parser)
-        if fallback is not None:
-            props["condition_fallback"] = fallback
-        op = cls(name.data, ordinal, layout, count, condition, props, visibility.data)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_visibility_and_name(printer, self)
-        if self.ordinal is not None:
-            printer.print_string(f" ordinal({self.ordinal.value.data})")
-        printer.print_string(" layout(")
-        printer.print_attribute(self.layout)
-        printer.print_string(")")
-        if self.condition.blocks:
-            printer.print_string(" condition")
-            print_region_with_signature(printer, self.condition, [i1])
-            if self.condition_fallback is not None:
-                printer.print_string(" fallback(")
-                printer.print_attribute(self.condition_fallback)
-                printer.print_string(")")
-        if self.workgroup_count.blocks:
-            printer.print_string(" count")
-            print_region_with_signature(printer, self.workgroup_count, [IndexType()] * 3)
-        rest = {
-            k: v
-            for k, v in self.properties.items()
-            if k not in ("sym_name", "sym_visibility", "ordinal", "layout", "condition_fallback")
-        }
-        print_property_dict(printer, rest)
-        print_attributes_keyword(printer, self.attributes)
+def fence_type() -> Attribute:
+    """`!hal.fence`."""
+    return parse_type_text("!hal.fence")
 
 
-@irdl_op_definition
-class ReturnOp(ValuesTerminator):
-    """`hal.return`: terminator of export count and condition regions."""
+def buffer_view_type() -> Attribute:
+    """`!hal.buffer_view`."""
+    return parse_type_text("!hal.buffer_view")
 
-    name = "hal.return"
+
+def parse_no_flags(parser: Parser) -> None:
+    """Parse `flags("None")`, the only flags the lowering uses."""
+    parser.parse_keyword("flags")
+    parser.parse_punctuation("(")
+    pos = parser.pos
+    if parser.parse_optional_str_literal() != "None":
+        parser.raise_error('expected flags("None")', pos)
+    parser.parse_punctuation(")")
 
 
 @irdl_op_definition
@@ -309,12 +88,12 @@ class FenceCreateOp(IRDLOperation):
     name = "hal.fence.create"
 
     device = operand_def()
-    flags = prop_def(StringAttr)
+    flags = prop_def(IntegerAttr)
     result = result_def()
 
-    def __init__(self, device: SSAValue, flags: str = "None"):
+    def __init__(self, device: SSAValue):
         super().__init__(
-            operands=[device], properties={"flags": StringAttr(flags)}, result_types=[fence_type()]
+            operands=[device], properties={"flags": _NO_FLAGS}, result_types=[fence_type()]
         )
 
     @classmethod
@@ -325,10 +104,10 @@ class FenceCreateOp(IRDLOperation):
         parser.parse_punctuation(":")
         device = parser.resolve_operand(device, parser.parse_type())
         parser.parse_punctuation(")")
-        flags = parse_flags(parser)
+        parse_no_flags(parser)
         parser.parse_punctuation(":")
         parser.parse_type()
-        return cls(device, flags.data)
+        return cls(device)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" device(")
@@ -336,7 +115,7 @@ class FenceCreateOp(IRDLOperation):
         printer.print_string(" : ")
         printer.print_attribute(self.device.type)
         printer.print_string(")")
-        print_flags(printer, self.flags)
+        printer.print_string(' flags("None")')
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -348,15 +127,15 @@ class FenceAwaitOp(IRDLOperation):
 
     name = "hal.fence.await"
 
-    fences = var_operand_def()
     timeout_millis = operand_def()
-    flags = prop_def(StringAttr)
+    fences = var_operand_def()
+    flags = prop_def(IntegerAttr)
     status = result_def()
 
-    def __init__(self, fences: Sequence[SSAValue], timeout_millis: SSAValue, flags: str = "None"):
+    def __init__(self, fences: Sequence[SSAValue], timeout_millis: SSAValue):
         super().__init__(
-            operands=[fences, timeout_millis],
-            properties={"flags": StringAttr(flags)},
+            operands=[timeout_millis, fences],
+            properties={"flags": _NO_FLAGS},
             result_types=[i32],
         )
 
@@ -372,20 +151,18 @@ class FenceAwaitOp(IRDLOperation):
         parser.parse_punctuation("(")
         timeout = parser.parse_operand(i32)
         parser.parse_punctuation(")")
-        flags = parse_flags(parser)
+        parse_no_flags(parser)
         parser.parse_punctuation(":")
         parser.parse_type()
         resolved = [parser.resolve_operand(f, fence_type()) for f in fences]
-        return cls(resolved, timeout, flags.data)
+        return cls(resolved, timeout)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" until([")
         print_operand_list(printer, self.fences)
         printer.print_string("]) timeout_millis(")
         printer.print_operand(self.timeout_millis)
-        printer.print_string(")")
-        print_flags(printer, self.flags)
-        printer.print_string(" : ")
+        printer.print_string(') flags("None") : ')
         printer.print_attribute(self.status.type)
 
 
@@ -479,26 +256,8 @@ class TensorExportOp(IRDLOperation):
         printer.print_attribute(self.target.type)
 
 
-def exports_of(op: Operation) -> list[ExecutableExportOp]:
-    """The `hal.executable.export` ops directly inside `op`."""
-    return [o for r in op.regions for o in r.ops if isinstance(o, ExecutableExportOp)]
-
-
 HAL = Dialect(
     "hal",
-    [
-        ExecutableSourceOp,
-        ExecutableExportOp,
-        ReturnOp,
-        DevicesGetOp,
-        FenceCreateOp,
-        FenceAwaitOp,
-        TensorBarrierOp,
-        TensorExportOp,
-    ],
-    [
-        PipelineLayoutAttr,
-        PipelineBindingAttr,
-        *opaque_classes("hal", exclude=("pipeline.layout", "pipeline.binding")),
-    ],
+    [DevicesGetOp, FenceCreateOp, FenceAwaitOp, TensorBarrierOp, TensorExportOp],
+    [],
 )

@@ -30,7 +30,7 @@ def symbol_index() -> Iterator[None]:
 
 def _symbols(table: Operation) -> Iterator[tuple[str, Operation]]:
     for region in table.regions:
-        for op in region.ops:
+        for op in (op for block in region.blocks for op in block.ops):
             sym = op.properties.get("sym_name") or op.attributes.get("sym_name")
             if isinstance(sym, StringAttr):
                 yield sym.data, op

@@ -1,4 +1,10 @@
-"""The subset of IREE's `util` dialect that autotune inputs and lowered output use."""
+"""The `util` ops the lowering reads or creates: `util.call` (a call of a function group
+is rewritten), and the functions, globals, returns and barriers the lowering emits.
+
+Every other `util` op, and the user's own functions and globals, are IREE's: read and
+printed by IREE and kept by the import into xDSL as they are (docs/interop.md). The
+properties are IREE 3.13's, so that the generic form of these ops is the one IREE reads.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +12,17 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DenseIntOrFPElementsAttr,
-    DenseResourceAttr,
     DictionaryAttr,
     FlatSymbolRefAttrConstr,
     FunctionType,
-    NoneAttr,
+    IntegerAttr,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
     UnitAttr,
-    i32,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue, TypedAttribute
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -34,40 +37,20 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import (
-    CallableOpInterface,
-    IsolatedFromAbove,
-    SymbolOpInterface,
-)
+from xdsl.traits import CallableOpInterface, IsolatedFromAbove, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from autotune_dialect.iree_attrs import IREEOpaqueAttr, opaque_classes
-from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.syntax import (
     ValuesTerminator,
-    parse_attributes_keyword,
     parse_operands_with_types,
-    parse_property_dict,
     print_attr_dict_if_any,
-    print_attributes_keyword,
     print_operands_with_types,
-    print_property_dict,
 )
-
-
-def _type_of_initial_value(value: Attribute) -> Attribute | None:
-    if isinstance(value, TypedAttribute):
-        return value.get_type()
-    if isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
-        return value.type
-    if isinstance(value, IREEOpaqueAttr) and not isinstance(value.trailing_type, NoneAttr):
-        return value.trailing_type
-    return None
 
 
 @irdl_op_definition
 class GlobalOp(IRDLOperation):
-    """`util.global private mutable @name = value : type`: a module-level variable."""
+    """`util.global private mutable @name : type = value`: a module-level variable."""
 
     name = "util.global"
 
@@ -76,7 +59,6 @@ class GlobalOp(IRDLOperation):
     type = prop_def(Attribute)
     is_mutable = opt_prop_def(UnitAttr)
     initial_value = opt_prop_def(Attribute)
-    inlining_policy = opt_prop_def(Attribute)
 
     traits = traits_def(SymbolOpInterface())
 
@@ -103,26 +85,14 @@ class GlobalOp(IRDLOperation):
         visibility = parser.parse_optional_visibility_keyword()
         mutable = parser.parse_optional_keyword("mutable") is not None
         name = parser.parse_symbol_name()
-        props = parse_property_dict(parser)
         attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
         initial_value = None
-        type_ = None
         if parser.parse_optional_punctuation("=") is not None:
-            pos = parser.pos
             initial_value = parser.parse_attribute()
-            type_ = _type_of_initial_value(initial_value)
-            if type_ is None:
-                if parser.parse_optional_punctuation(":") is None:
-                    parser.raise_error("expected ':' and the global's type", pos)
-                type_ = parser.parse_type()
-        else:
-            parser.parse_punctuation(":")
-            type_ = parser.parse_type()
-            if parser.parse_optional_punctuation("=") is not None:
-                initial_value = parser.parse_attribute()
-        op = cls(name.data, type_, initial_value, mutable, "private")
+        op = cls(name.data, type_, initial_value, mutable)
         op.sym_visibility = visibility
-        op.properties.update(props)
         op.attributes.update(attrs)
         return op
 
@@ -133,30 +103,12 @@ class GlobalOp(IRDLOperation):
             printer.print_string(" mutable")
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        extra = {
-            k: v
-            for k, v in self.properties.items()
-            if k not in ("sym_name", "sym_visibility", "type", "is_mutable", "initial_value")
-        }
-        print_property_dict(printer, extra)
         print_attr_dict_if_any(printer, self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.type)
         if self.initial_value is not None:
             printer.print_string(" = ")
             printer.print_attribute(self.initial_value)
-            if _type_of_initial_value(self.initial_value) is None:
-                printer.print_string(" : ")
-                printer.print_attribute(self.type)
-        else:
-            printer.print_string(" : ")
-            printer.print_attribute(self.type)
-
-    def verify_(self) -> None:
-        if self.initial_value is not None:
-            value_type = _type_of_initial_value(self.initial_value)
-            if value_type is not None and value_type != self.type:
-                raise VerifyException(
-                    f"initial value type {value_type} does not match global type {self.type}"
-                )
 
 
 def _global_name(parser: Parser) -> SymbolRefAttr:
@@ -165,36 +117,26 @@ def _global_name(parser: Parser) -> SymbolRefAttr:
 
 @irdl_op_definition
 class GlobalLoadOp(IRDLOperation):
-    """`%v = util.global.load [immutable] @name : type`."""
+    """`%v = util.global.load @name : type`."""
 
     name = "util.global.load"
 
     global_ = prop_def(FlatSymbolRefAttrConstr, prop_name="global")
-    is_immutable = opt_prop_def(UnitAttr)
     result = result_def()
 
-    def __init__(self, global_name: str, type_: Attribute, immutable: bool = False):
-        super().__init__(
-            properties={
-                "global": SymbolRefAttr(global_name),
-                "is_immutable": UnitAttr() if immutable else None,
-            },
-            result_types=[type_],
-        )
+    def __init__(self, global_name: str, type_: Attribute):
+        super().__init__(properties={"global": SymbolRefAttr(global_name)}, result_types=[type_])
 
     @classmethod
     def parse(cls, parser: Parser) -> GlobalLoadOp:
-        immutable = parser.parse_optional_keyword("immutable") is not None
         name = _global_name(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
-        op = cls(name.root_reference.data, parser.parse_type(), immutable)
+        op = cls(name.root_reference.data, parser.parse_type())
         op.attributes.update(attrs)
         return op
 
     def print(self, printer: Printer) -> None:
-        if self.is_immutable is not None:
-            printer.print_string(" immutable")
         printer.print_string(" ")
         printer.print_attribute(self.global_)
         print_attr_dict_if_any(printer, self.attributes)
@@ -237,31 +179,6 @@ class GlobalStoreOp(IRDLOperation):
         printer.print_attribute(self.value.type)
 
 
-@irdl_op_definition
-class InitializerOp(IRDLOperation):
-    """`util.initializer { ... }`: code run once when the module is loaded."""
-
-    name = "util.initializer"
-
-    body = region_def()
-    traits = traits_def(IsolatedFromAbove())
-
-    def __init__(self, body: Region):
-        super().__init__(regions=[body])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> InitializerOp:
-        attrs = parse_attributes_keyword(parser)
-        op = cls(parser.parse_region())
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_attributes_keyword(printer, self.attributes)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
-
-
 class _FuncCallable(CallableOpInterface):
     @classmethod
     def get_callable_region(cls, op: Operation) -> Region:
@@ -292,7 +209,6 @@ class FuncOp(IRDLOperation):
     sym_visibility = opt_prop_def(StringAttr)
     arg_attrs = opt_prop_def(ArrayAttr[DictionaryAttr])
     res_attrs = opt_prop_def(ArrayAttr[DictionaryAttr])
-    tied_operands = opt_prop_def(ArrayAttr)
 
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), _FuncCallable())
 
@@ -364,6 +280,7 @@ class CallOp(IRDLOperation):
     name = "util.call"
 
     callee = prop_def(FlatSymbolRefAttrConstr)
+    tied_operands = opt_prop_def(ArrayAttr[IntegerAttr])
     arguments = var_operand_def()
     res = var_result_def()
 
@@ -377,13 +294,10 @@ class CallOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        callee = lookup_symbol(self, self.callee)
-        if callee is None:
-            raise VerifyException(f"callee {self.callee} not found")
-        # A function group called like a function checks the call against its variants.
-        check = getattr(callee, "verify_call", None)
-        if check is not None:
-            check(self)
+        if self.tied_operands is not None and any(
+            t.value.data >= 0 for t in self.tied_operands.data
+        ):
+            raise VerifyException("calls with tied results are not modelled")
 
     @classmethod
     def parse(cls, parser: Parser) -> CallOp:
@@ -411,7 +325,7 @@ class CallOp(IRDLOperation):
 
 @irdl_op_definition
 class ReturnOp(ValuesTerminator):
-    """`util.return`: return from a `util.func` or `util.initializer`."""
+    """`util.return`: return from a `util.func`."""
 
     name = "util.return"
 
@@ -441,50 +355,8 @@ class OptimizationBarrierOp(IRDLOperation):
         print_operands_with_types(printer, self.operands_)
 
 
-@irdl_op_definition
-class StatusCheckOkOp(IRDLOperation):
-    """`util.status.check_ok %status, "message"`: fails the invocation when the i32 status
-    is not 0."""
-
-    name = "util.status.check_ok"
-
-    status = operand_def()
-    message = opt_prop_def(StringAttr)
-
-    def __init__(self, status: SSAValue, message: str | None = None):
-        super().__init__(
-            operands=[status],
-            properties={"message": None if message is None else StringAttr(message)},
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> StatusCheckOkOp:
-        status = parser.parse_operand(i32)
-        message = None
-        if parser.parse_optional_punctuation(",") is not None:
-            message = parser.parse_str_literal()
-        return cls(status, message)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.status)
-        if self.message is not None:
-            printer.print_string(", ")
-            printer.print_string_literal(self.message.data)
-
-
 Util = Dialect(
     "util",
-    [
-        GlobalOp,
-        GlobalLoadOp,
-        GlobalStoreOp,
-        InitializerOp,
-        FuncOp,
-        CallOp,
-        ReturnOp,
-        OptimizationBarrierOp,
-        StatusCheckOkOp,
-    ],
-    opaque_classes("util"),
+    [GlobalOp, GlobalLoadOp, GlobalStoreOp, FuncOp, CallOp, ReturnOp, OptimizationBarrierOp],
+    [],
 )

@@ -1,0 +1,457 @@
+"""IREE's in-memory IR (`iree.compiler.ir`, after IREE parsed and verified it) into xDSL.
+
+- `autotune.group`, `flow.dispatch` and `util.call` become the project's ops (the lowering
+  reads and rewrites them);
+- kernel modules (a `builtin.module` inside another op than a module) become `verbatim.op`s
+  holding IREE's print of them, with locations;
+- every other op is an unregistered xDSL op with its operands, results, attributes,
+  regions, successors and location kept as they are.
+
+Attributes and types are xDSL's own when xDSL prints them back exactly as MLIR does, and
+verbatim text otherwise (`autotune_dialect.verbatim`). Both are converted once per distinct
+attribute (MLIR uniques them), which keeps the import linear in the number of ops.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FileLineColLoc,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    UnknownLoc,
+    UnregisteredOp,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
+
+from autotune_dialect.autotune import GroupOp
+from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
+from autotune_dialect.flow import DispatchOp
+from autotune_dialect.group_syntax import CALL_OF_GROUP, mlir_string
+from autotune_dialect.mlir_text import faithful, shared_context
+from autotune_dialect.util import CallOp
+from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp, VerbatimType
+
+MODELLED: dict[str, type[IRDLOperation]] = {
+    "flow.dispatch": DispatchOp,
+    "util.call": CallOp,
+}
+"""IREE ops imported as the project's ops (when their form is one the project models)."""
+
+STDIN_NAME = "-"
+"""The file name IREE gives to the locations of text parsed from a string."""
+
+_FILE_LOCATION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+_STDIN_FILE = re.compile(r'"-"(?=:\d+:\d+)')
+
+
+@functools.cache
+def _unregistered(name: str) -> type[Operation]:
+    return UnregisteredOp.with_name(name)
+
+
+@functools.cache
+def _property_names(cls: type[IRDLOperation]) -> frozenset[str]:
+    names = set(cls.get_irdl_definition().properties)
+    return frozenset(names | {"operandSegmentSizes", "resultSegmentSizes"})
+
+
+def mlir_location(loc: ir.Location) -> SourceLocation | None:
+    """The first `file:line:col` inside an MLIR location, if any."""
+    if isinstance(loc, ir.FileLineColLoc):
+        return SourceLocation(loc.filename, loc.start_line, loc.start_col)
+    match = _FILE_LOCATION.search(str(loc))
+    if match is None:
+        return None
+    name = bytes(match.group(1), "utf-8").decode("unicode_escape", errors="replace")
+    return SourceLocation(name, int(match.group(2)), int(match.group(3)))
+
+
+def kernel_text(op: ir.Operation, filename: str) -> str:
+    """IREE's print of an op with inline locations (in `filename`), less the op's own
+    trailing location."""
+    text = op.get_asm(enable_debug_info=True, use_local_scope=True)
+    assert isinstance(text, str)
+    resources = text.find("\n{-#")
+    if resources >= 0:  # blobs are kept once for the whole module (`resources`)
+        text = text[:resources]
+    end = text.rfind("}")
+    if end >= 0 and text[end + 1 :].strip().startswith("loc("):
+        text = text[: end + 1]
+    quoted = mlir_string(filename)
+    return _STDIN_FILE.sub(lambda _: quoted, text)
+
+
+@dataclass
+class _OpForm:
+    """What the import learnt of the attributes of ops of one name."""
+
+    inherent: set[str] = field(default_factory=set)
+    discardable: set[str] = field(default_factory=set)
+    from_text: bool = False
+    """Whether the bindings miss some properties, so they are read from IREE's print."""
+
+
+class Importer:
+    """One import of an IREE module parsed from `source` (shown in diagnostics); locations
+    IREE gave to the string (`"-"`) are put in `filename`."""
+
+    def __init__(self, context: ir.Context, source: str | None = None, filename: str = "-"):
+        self.context = context
+        self.source = source
+        self.filename = filename
+        self.attributes: dict[ir.Attribute, Attribute] = {}
+        self.types: dict[ir.Type, Attribute] = {}
+        self.locations: dict[ir.Location, Attribute] = {}
+        self.values: dict[ir.Value, SSAValue] = {}
+        self.blocks: dict[ir.Block, Block] = {}
+        self.registered: dict[str, bool] = {}
+        self.forms: dict[str, _OpForm] = {}
+
+    # --- attributes, types, locations ----------------------------------------------------
+
+    def attribute(self, attr: ir.Attribute) -> Attribute:
+        converted = self.attributes.get(attr)
+        if converted is None:
+            converted = self._convert_attribute(attr)
+            self.attributes[attr] = converted
+        return converted
+
+    def _convert_attribute(self, attr: ir.Attribute) -> Attribute:
+        # Fast paths for the attributes every op carries; the rest goes through text.
+        if isinstance(attr, ir.StringAttr):
+            try:
+                return StringAttr(attr.value)
+            except UnicodeDecodeError:
+                return VerbatimAttr(str(attr))
+        if isinstance(attr, ir.FlatSymbolRefAttr):
+            return SymbolRefAttr(attr.value)
+        if isinstance(attr, ir.ArrayAttr):
+            try:
+                return ArrayAttr([self.attribute(a) for a in attr])
+            except TypeError:  # an element the Python bindings cannot hand out
+                return VerbatimAttr(str(attr))
+        if isinstance(attr, ir.UnitAttr):
+            return UnitAttr()
+        if isinstance(attr, ir.TypeAttr):
+            return self.type(attr.value)
+        if isinstance(attr, ir.IntegerAttr) and not isinstance(attr, ir.BoolAttr):
+            type_ = self.type(attr.type)
+            if isinstance(type_, IndexType) or (
+                isinstance(type_, IntegerType)
+                and type_.width.data > 1
+                and type_.signedness.data == Signedness.SIGNLESS
+            ):
+                return IntegerAttr(attr.value, type_)
+        text = str(attr)
+        return faithful(text, is_type=False) or VerbatimAttr(text)
+
+    def type(self, type_: ir.Type) -> Attribute:
+        converted = self.types.get(type_)
+        if converted is None:
+            text = str(type_)
+            converted = faithful(text, is_type=True) or VerbatimType(text)
+            self.types[type_] = converted
+        return converted
+
+    def location(self, loc: ir.Location) -> Attribute:
+        converted = self.locations.get(loc)
+        if converted is None:
+            if isinstance(loc, ir.FileLineColLoc):
+                name = self.filename if loc.filename == STDIN_NAME else loc.filename
+                converted = FileLineColLoc(
+                    StringAttr(name), IntAttr(loc.start_line), IntAttr(loc.start_col)
+                )
+            else:
+                quoted = mlir_string(self.filename)
+                converted = _parse_location(_STDIN_FILE.sub(lambda _: quoted, str(loc)))
+            self.locations[loc] = converted
+        return converted
+
+    # --- values ---------------------------------------------------------------------------
+
+    def value(self, value: ir.Value) -> SSAValue:
+        known = self.values.get(value)
+        if known is None:  # used before its definition (graph regions, block order)
+            known = ForwardDeclaredValue(self.type(value.type))
+            self.values[value] = known
+        return known
+
+    def define(self, value: ir.Value, converted: SSAValue) -> None:
+        earlier = self.values.get(value)
+        if isinstance(earlier, ForwardDeclaredValue):
+            earlier.replace_all_uses_with(converted)
+        self.values[value] = converted
+
+    # --- ops ---------------------------------------------------------------------------------
+
+    def module(self, op: ir.Operation) -> ModuleOp:
+        """The xDSL module of an IREE `builtin.module`."""
+        attributes, _ = self.op_attributes(op)
+        properties = {k: attributes.pop(k) for k in ("sym_name", "sym_visibility") if k in attributes}
+        module = ModuleOp.create(
+            regions=[self.region(op.regions[0])],
+            properties=properties,
+            attributes=attributes,
+        )
+        module.location = self.location(op.location)
+        return module
+
+    def op(self, op: ir.Operation) -> Operation:
+        name = op.name
+        if name == "builtin.module":
+            parent = op.parent
+            if parent is not None and parent.name != "builtin.module":
+                return self.kernel(op)
+            return self.module(op)
+        self.check_registered(op)
+        attributes, inherent = self.op_attributes(op)
+        location = self.location(op.location)
+        if name == GroupOp.name:
+            try:
+                converted: Operation = GroupOp.from_attributes(attributes)
+            except ValueError as err:
+                raise self.error(op, f"'{name}' op {err}") from None
+            converted.location = location
+            return converted
+        if name == CALL_OF_GROUP:
+            name = _call_kind(attributes)
+        modelled = MODELLED.get(name)
+        operands = [self.value(v) for v in op.operands]
+        result_types = [self.type(r.type) for r in op.results]
+        successors = [self.block(b) for b in op.successors]
+        regions = [self.region(r) for r in op.regions]
+        converted = None
+        if modelled is not None:
+            converted = _modelled(
+                modelled, operands, result_types, attributes, successors, regions
+            )
+        if converted is None:
+            converted = _unregistered(name).create(
+                operands=operands,
+                result_types=result_types,
+                properties={k: v for k, v in attributes.items() if k in inherent},
+                attributes={k: v for k, v in attributes.items() if k not in inherent},
+                successors=successors,
+                regions=regions,
+            )
+        converted.location = location
+        for result, new in zip(op.results, converted.results, strict=True):
+            self.define(result, new)
+        return converted
+
+    def op_attributes(self, op: ir.Operation) -> tuple[dict[str, Attribute], set[str]]:
+        """An op's attributes, and which of them are its properties (IREE prints those in
+        `<{...}>`; given as attributes, some would be lost).
+
+        The Python bindings list attribute-valued properties and discardable attributes
+        alike, and cannot hand out some properties (plain C++ values) or attributes (dense
+        complex constants). The split is learnt per op name from IREE's generic print of
+        the first op that shows a new key; ops whose properties the bindings cannot list
+        are read from that print."""
+        name = op.name
+        form = self.forms.get(name)
+        try:
+            items = None if form is not None and form.from_text else list(op.attributes.items())
+        except TypeError:
+            items = None
+        if items is not None and form is not None and all(
+            k in form.inherent or k in form.discardable for k, _ in items
+        ):
+            return {k: self.attribute(v) for k, v in items}, form.inherent
+        header = op.get_asm(print_generic_op_form=True, skip_regions=True, use_local_scope=True)
+        properties, discardable = generic_dictionaries(header)
+        if form is None:
+            form = self.forms[name] = _OpForm()
+        form.inherent.update(properties)
+        form.discardable.update(discardable)
+        if items is None or any(k not in dict(items) for k in properties):
+            form.from_text = form.from_text or items is not None
+            entries = {**properties, **discardable}
+            return {k: self.attribute_text(v) for k, v in entries.items()}, set(properties)
+        return {k: self.attribute(v) for k, v in items}, form.inherent
+
+    def attribute_text(self, text: str) -> Attribute:
+        if text == "unit":
+            return UnitAttr()
+        return faithful(text, is_type=False) or VerbatimAttr(text)
+
+    def kernel(self, op: ir.Operation) -> VerbatimOp:
+        text = kernel_text(op, self.filename)
+        if GroupOp.name in text:
+            def find(inner: ir.Operation):
+                if inner.name == GroupOp.name:
+                    raise self.error(
+                        inner,
+                        f"'{GroupOp.name}' op cannot be inside a kernel module; place it "
+                        "beside the exports of the executable",
+                    )
+                return ir.WalkResult.ADVANCE
+
+            op.walk(find)
+        with self.context:
+            arities = function_arities(op)
+        kept = VerbatimOp(text, arities)
+        kept.location = self.location(op.location)
+        return kept
+
+    def check_registered(self, op: ir.Operation) -> None:
+        name = op.name
+        known = self.registered.get(name)
+        if known is None:
+            known = name in (GroupOp.name, CALL_OF_GROUP) or self.context.is_registered_operation(
+                name
+            )
+            self.registered[name] = known
+        if not known:
+            dialect = name.split(".", 1)[0]
+            raise self.error(
+                op,
+                f"unregistered operation '{name}' found in dialect ('{dialect}') that does "
+                "not allow unknown operations",
+            )
+
+    def region(self, region: ir.Region) -> Region:
+        blocks = [self.block(b) for b in region.blocks]
+        for source, block in zip(region.blocks, blocks, strict=True):
+            for op in source.operations:
+                block.add_op(self.op(op.operation))
+        return Region(blocks)
+
+    def block(self, block: ir.Block) -> Block:
+        converted = self.blocks.get(block)
+        if converted is None:
+            args = list(block.arguments)
+            converted = Block(arg_types=[self.type(a.type) for a in args])
+            for arg, new in zip(args, converted.args, strict=True):
+                self.define(arg, new)
+            self.blocks[block] = converted
+        return converted
+
+    def error(self, op: ir.Operation, message: str) -> DiagnosticError:
+        where = mlir_location(op.location)
+        if where is not None and where.filename == STDIN_NAME:
+            where = SourceLocation(self.filename, where.line, where.column)
+        return DiagnosticError(message, where, self.source)
+
+
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|->|[<({\[\]})>]|[A-Za-z_][\w$.-]*|[=,:]')
+
+
+def generic_dictionaries(generic: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The property dictionary `<{...}>` and the attribute dictionary `{...}` of an op's
+    generic text (printed without regions), as key -> value text (`unit` for a key with
+    no value)."""
+    dictionaries: list[dict[str, str]] = [{}, {}]
+    target: dict[str, str] | None = None
+    depth = 0
+    key: str | None = None
+    value_start = 0
+    previous = ""
+
+    def close_entry(end: int) -> None:
+        nonlocal key
+        if key is not None and target is not None:
+            value = generic[value_start:end].strip() if value_start else ""
+            target[key] = value or "unit"
+        key = None
+
+    for token in _TOKEN.finditer(generic):
+        text = token.group()
+        if target is None:
+            if text == "{" and previous == "<" and depth == 1:
+                target, key, value_start = dictionaries[0], None, 0
+                depth = 0
+            elif text == "{" and depth == 0:
+                target, key, value_start = dictionaries[1], None, 0
+            elif text in "([<":
+                depth += 1
+            elif text in ")]>":
+                depth -= 1
+            elif text == ":" and depth == 0:
+                break
+            previous = text
+            continue
+        if depth == 0 and text == "}":
+            close_entry(token.start())
+            depth = 1 if target is dictionaries[0] else 0  # the `>` of `<{...}>` follows
+            target, previous = None, "}"
+            continue
+        if text in "<({[":
+            depth += 1
+        elif text in ">)}]":
+            depth -= 1
+        elif depth == 0 and text == ",":
+            close_entry(token.start())
+        elif depth == 0 and text == "=" and key is not None:
+            value_start = token.end()
+        elif depth == 0 and key is None:
+            key, value_start = (text[1:-1] if text.startswith('"') else text), 0
+    return dictionaries[0], dictionaries[1]
+
+
+def _call_kind(attributes: dict[str, Attribute]) -> str:
+    """The op a generic call of a group stands for (its `call` attribute, removed)."""
+    kind = attributes.pop("call", None)
+    if isinstance(kind, StringAttr) and kind.data in ("util.call", "func.call"):
+        return kind.data
+    return "util.call"
+
+
+def _modelled(cls, operands, result_types, attributes, successors, regions) -> Operation | None:
+    """The project's op for an IREE op (one without regions or successors), or None when
+    this instance has a form the project does not model: it is then kept unregistered."""
+    if successors or regions:
+        return None
+    names = _property_names(cls)
+    op = None
+    try:
+        op = cls.create(
+            operands=operands,
+            result_types=result_types,
+            properties={k: v for k, v in attributes.items() if k in names},
+            attributes={k: v for k, v in attributes.items() if k not in names},
+        )
+        cls.get_irdl_definition().verify(op)
+        op.verify_()
+    except Exception:  # noqa: BLE001 - any mismatch keeps the op as IREE wrote it
+        if op is not None:
+            op.drop_all_references()
+        return None
+    return op
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_location(text: str) -> Attribute:
+    parser = Parser(shared_context(), text)
+    try:
+        loc = parser.parse_optional_location()
+    except Exception:  # noqa: BLE001 - an exotic location is not worth failing over
+        loc = None
+    return loc if loc is not None else UnknownLoc()
+
+
+def function_arities(module: ir.Operation) -> dict[str, int]:
+    """Argument count of each `func.func` directly in an IREE module."""
+    arities: dict[str, int] = {}
+    for op in module.regions[0].blocks[0].operations:
+        if op.name == "func.func":
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            type_ = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            arities.setdefault(name, len(type_.inputs))
+    return arities

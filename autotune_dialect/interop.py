@@ -1,0 +1,144 @@
+"""What the project reads of IREE ops it does not model: names, symbols, function types,
+executables and their exports, kernel function arities.
+
+These ops are xDSL unregistered ops after the import (IREE parsed and verified them), or
+the project's own ops where it models them; the readers below work on both, by op name
+and attribute.
+"""
+
+from __future__ import annotations
+
+import re
+
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnregisteredOp
+from xdsl.ir import Attribute, Operation
+
+from autotune_dialect.mlir_text import attribute_text
+from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp
+
+EXPORT_OF = {
+    "flow.executable": "flow.executable.export",
+    "hal.executable.source": "hal.executable.export",
+}
+"""The executables a group may sit in, and the ops that are their exports."""
+
+FUNCTIONS = ("util.func", "func.func")
+"""The function ops a module-level group's variants may be."""
+
+_CONSTANTS = re.compile(r"constants\s*=\s*(\d+)")
+_BINDING = re.compile(r"#hal\.pipeline\.binding<")
+
+
+def op_name(op: Operation) -> str:
+    """The op's full name (`flow.executable`), also for unregistered ops."""
+    return op.op_name.data if isinstance(op, UnregisteredOp) else op.name
+
+
+def attribute(op: Operation, key: str) -> Attribute | None:
+    """An inherent or discardable attribute of an op, wherever the import put it."""
+    value = op.properties.get(key)
+    return value if value is not None else op.attributes.get(key)
+
+
+def symbol_name(op: Operation) -> str | None:
+    """The `sym_name` of an op, or None."""
+    name = attribute(op, "sym_name")
+    return name.data if isinstance(name, StringAttr) else None
+
+
+def is_executable(op: Operation | None) -> bool:
+    return op is not None and op_name(op) in EXPORT_OF
+
+
+def is_export(op: Operation) -> bool:
+    return op_name(op) in EXPORT_OF.values()
+
+
+def is_function(op: Operation) -> bool:
+    return op_name(op) in FUNCTIONS
+
+
+def exports(executable: Operation) -> list[Operation]:
+    """The export ops directly inside an executable."""
+    kind = EXPORT_OF[op_name(executable)]
+    return [op for region in executable.regions for op in region.ops if op_name(op) == kind]
+
+
+def function_type(op: Operation) -> Attribute | None:
+    """The `function_type` of a function op (a `FunctionType`, or verbatim text)."""
+    return attribute(op, "function_type")
+
+
+def function_arity(op: Operation) -> tuple[int, int] | None:
+    """(inputs, results) of a function op, when its type is readable."""
+    type_ = function_type(op)
+    if isinstance(type_, FunctionType):
+        return len(type_.inputs), len(type_.outputs)
+    return None
+
+
+def workload_arity(export: Operation) -> int | None:
+    """How many workload values an export takes: the arguments of its count region (less
+    the device of a `hal.executable.export`); None without a count region."""
+    if not export.regions or not export.regions[0].blocks:
+        return None
+    args = len(export.regions[0].blocks[0].args)
+    return args - 1 if op_name(export) == "hal.executable.export" else args
+
+
+def layout_text(export: Operation) -> str | None:
+    """The `#hal.pipeline.layout` of a `hal.executable.export`, as text."""
+    layout = attribute(export, "layout")
+    return None if layout is None else mlir_text(layout)
+
+
+def layout_counts(layout: str) -> tuple[int, int]:
+    """(push constants, bindings) of a `#hal.pipeline.layout`'s text."""
+    constants = _CONSTANTS.search(layout)
+    return (int(constants.group(1)) if constants else 0), len(_BINDING.findall(layout))
+
+
+def kernel_function_name(export: Operation) -> str | None:
+    """The kernel function a `flow.executable.export` runs (its `function_ref`, or its own
+    name)."""
+    ref = attribute(export, "function_ref")
+    if isinstance(ref, SymbolRefAttr):
+        return ref.root_reference.data
+    return symbol_name(export)
+
+
+def mlir_text(attr: Attribute) -> str:
+    """An attribute's MLIR text (verbatim text as it is)."""
+    if isinstance(attr, VerbatimAttr):
+        return attr.text.data
+    return attribute_text(attr)
+
+
+def kernel_modules(executable: Operation) -> list[Operation]:
+    """The kernel modules directly inside an executable (kept text or xDSL modules)."""
+    return [
+        op
+        for region in executable.regions
+        for op in region.ops
+        if isinstance(op, VerbatimOp | ModuleOp)
+    ]
+
+
+def kernel_arity(executable: Operation, name: str) -> int | None:
+    """Number of arguments of the kernel function `@name` of an executable, if found."""
+    for module in kernel_modules(executable):
+        if isinstance(module, VerbatimOp):
+            arity = module.function_arities().get(name)
+        else:
+            arity = next(
+                (
+                    counts[0]
+                    for op in module.body.ops
+                    if is_function(op) and symbol_name(op) == name
+                    if (counts := function_arity(op)) is not None
+                ),
+                None,
+            )
+        if arity is not None:
+            return arity
+    return None

@@ -1,0 +1,70 @@
+"""Attributes and types between MLIR text and xDSL objects, in one shared context.
+
+Dialect attributes and types that the project does not model (`!hal.buffer_view`,
+`#iree_codegen.compilation_info<...>`, ...) are xDSL's unregistered attributes, so they must
+all come from one context to compare equal. That context knows the builtin dialect and
+the project's, and accepts every other name.
+"""
+
+from __future__ import annotations
+
+import functools
+from io import StringIO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin
+from xdsl.ir import Attribute
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+
+@functools.cache
+def shared_context() -> Context:
+    """The context of attribute and type conversion (unregistered names allowed)."""
+    from autotune_dialect.ir import project_dialects
+
+    ctx = Context(allow_unregistered=True)
+    ctx.load_dialect(Builtin)
+    for name, loader in project_dialects().items():
+        ctx.register_dialect(name, loader)
+    return ctx
+
+
+def attribute_text(attr: Attribute) -> str:
+    """The MLIR text of an attribute or type, as xDSL prints it."""
+    out = StringIO()
+    Printer(stream=out).print_attribute(attr)
+    return out.getvalue()
+
+
+def _parse(text: str, is_type: bool) -> Attribute | None:
+    parser = Parser(shared_context(), text)
+    try:
+        value = parser.parse_type() if is_type else parser.parse_attribute()
+    except Exception:  # noqa: BLE001 - any failure means "not representable"
+        return None
+    if parser._current_token.kind != MLIRTokenKind.EOF:
+        return None
+    return value
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_type_text(text: str) -> Attribute:
+    """The xDSL type of MLIR type text (`ValueError` if xDSL cannot read it)."""
+    value = _parse(text, True)
+    if value is None:
+        raise ValueError(f"not a type xDSL reads: {text}")
+    return value
+
+
+def faithful(text: str, is_type: bool) -> Attribute | None:
+    """xDSL's object for MLIR text when it prints back exactly as `text`, else None."""
+    value = _parse(text, is_type)
+    if value is None:
+        return None
+    try:
+        printed = attribute_text(value)
+    except Exception:  # noqa: BLE001 - an attribute xDSL cannot print is not faithful
+        return None
+    return value if printed == text else None
