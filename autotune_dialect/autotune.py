@@ -52,6 +52,14 @@ PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workload
 """Every attribute a group accepts besides its name and variants."""
 
 
+class GroupAttributeError(ValueError):
+    """A group attribute that is missing, unknown or of the wrong kind."""
+
+    def __init__(self, message: str, key: str):
+        super().__init__(message)
+        self.key = key
+
+
 @dataclass(frozen=True)
 class VariantKind:
     """What a group's variants must be, given where the group sits."""
@@ -424,23 +432,24 @@ class GroupOp(IRDLOperation):
         `variants` and the parameters); `ValueError` names what is wrong."""
         name = attributes.get("sym_name")
         if not isinstance(name, StringAttr):
-            raise ValueError("requires a 'sym_name' string (the group's name)")
+            raise GroupAttributeError("requires a 'sym_name' string (the group's name)", "sym_name")
         variants = attributes.get("variants")
         if not isinstance(variants, ArrayAttr) or not all(
             isinstance(v, SymbolRefAttr) for v in variants.data
         ):
-            raise ValueError("expected a list of variant symbols: [@a, @b, ...]")
+            raise GroupAttributeError("expected a list of variant symbols: [@a, @b, ...]", "variants")
         params = {k: v for k, v in attributes.items() if k not in ("sym_name", "variants")}
         for key, value in params.items():
             if key not in PARAMETERS:
-                raise ValueError(
-                    f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}"
+                raise GroupAttributeError(
+                    f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}",
+                    key,
                 )
             want = _EXPECTED_KINDS[key]
             if want is FloatAttr and isinstance(value, IntegerAttr):
                 params[key] = FloatAttr(float(value.value.data), f64)
             elif not isinstance(value, want):
-                raise ValueError(f"group attribute '{key}' expects {_DESCRIBE[want]}")
+                raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[want]}", key)
         op = cls(name.data, [])
         op.properties["variants"] = variants
         op.properties.update(params)

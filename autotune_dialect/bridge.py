@@ -25,6 +25,7 @@ from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.group_syntax import CALL_OF_GROUP, mlir_string, to_custom, to_generic
 from autotune_dialect.importer import STDIN_NAME, Importer, mlir_location
 from autotune_dialect.interop import attribute, op_name
+from autotune_dialect.mlir_text import repair_iree_print
 from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp, VerbatimType
 
 
@@ -162,8 +163,7 @@ def iree_text(module: ModuleOp, locations: bool = False, source: str | None = No
     every op names its place in the user's file (`loc(...)`)."""
     context = iree_context()
     iree_module = to_iree(module, context, source)
-    text = iree_module.get_asm(enable_debug_info=locations, assume_verified=True)
-    assert isinstance(text, str)
+    text = repair_iree_print(iree_module.get_asm(enable_debug_info=locations, assume_verified=True))
     groups = [op for op in module.walk() if isinstance(op, GroupOp)]
     if groups:
         text = to_custom(text, [_custom_group_text(g) for g in groups])

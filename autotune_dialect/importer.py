@@ -39,11 +39,11 @@ from xdsl.irdl import IRDLOperation
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 
-from autotune_dialect.autotune import GroupOp
+from autotune_dialect.autotune import GroupAttributeError, GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.group_syntax import CALL_OF_GROUP, mlir_string
-from autotune_dialect.mlir_text import faithful, shared_context
+from autotune_dialect.mlir_text import faithful, repair_iree_print, shared_context
 from autotune_dialect.util import CallOp
 from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp, VerbatimType
 
@@ -85,8 +85,7 @@ def mlir_location(loc: ir.Location) -> SourceLocation | None:
 def kernel_text(op: ir.Operation, filename: str) -> str:
     """IREE's print of an op with inline locations (in `filename`), less the op's own
     trailing location."""
-    text = op.get_asm(enable_debug_info=True, use_local_scope=True)
-    assert isinstance(text, str)
+    text = repair_iree_print(op.get_asm(enable_debug_info=True, use_local_scope=True))
     resources = text.find("\n{-#")
     if resources >= 0:  # blobs are kept once for the whole module (`resources`)
         text = text[:resources]
@@ -158,14 +157,16 @@ class Importer:
                 and type_.signedness.data == Signedness.SIGNLESS
             ):
                 return IntegerAttr(attr.value, type_)
-        text = str(attr)
-        return faithful(text, is_type=False) or VerbatimAttr(text)
+        text = repair_iree_print(str(attr))
+        return self.attribute_text(text)
 
     def type(self, type_: ir.Type) -> Attribute:
         converted = self.types.get(type_)
         if converted is None:
             text = str(type_)
-            converted = faithful(text, is_type=True) or VerbatimType(text)
+            converted = faithful(text, True, self.context)
+            if converted is None:
+                converted = VerbatimType(text)
             self.types[type_] = converted
         return converted
 
@@ -225,12 +226,14 @@ class Importer:
         if name == GroupOp.name:
             try:
                 converted: Operation = GroupOp.from_attributes(attributes)
-            except ValueError as err:
-                raise self.error(op, f"'{name}' op {err}") from None
+            except GroupAttributeError as err:
+                report = self.error(op, f"'{name}' op {err}")
+                report.location = self.locate_key(report.location, err.key)
+                raise report from None
             converted.location = location
             return converted
         if name == CALL_OF_GROUP:
-            name = _call_kind(attributes)
+            name, inherent = _call_kind(attributes), {"callee"}
         modelled = MODELLED.get(name)
         operands = [self.value(v) for v in op.operands]
         result_types = [self.type(r.type) for r in op.results]
@@ -275,7 +278,7 @@ class Importer:
         ):
             return {k: self.attribute(v) for k, v in items}, form.inherent
         header = op.get_asm(print_generic_op_form=True, skip_regions=True, use_local_scope=True)
-        properties, discardable = generic_dictionaries(header)
+        properties, discardable = generic_dictionaries(repair_iree_print(header))
         if form is None:
             form = self.forms[name] = _OpForm()
         form.inherent.update(properties)
@@ -289,7 +292,8 @@ class Importer:
     def attribute_text(self, text: str) -> Attribute:
         if text == "unit":
             return UnitAttr()
-        return faithful(text, is_type=False) or VerbatimAttr(text)
+        converted = faithful(text, False, self.context)
+        return VerbatimAttr(text) if converted is None else converted
 
     def kernel(self, op: ir.Operation) -> VerbatimOp:
         text = kernel_text(op, self.filename)
@@ -342,6 +346,22 @@ class Importer:
                 self.define(arg, new)
             self.blocks[block] = converted
         return converted
+
+    def locate_key(self, at: SourceLocation | None, key: str) -> SourceLocation | None:
+        """Where `key` is written in the op at `at` (its value, for `variants`)."""
+        if at is None or self.source is None or at.filename != self.filename:
+            return at
+        lines = self.source.split("\n")
+        if not 1 <= at.line <= len(lines):
+            return at
+        start = sum(len(line) + 1 for line in lines[: at.line - 1]) + at.column - 1
+        match = re.compile(rf"\b{re.escape(key)}\s*([=(])\s*").search(
+            self.source, start, start + 4096
+        )
+        if match is None:
+            return at
+        offset = match.end() if match.group(1) == "(" else match.start()
+        return SourceLocation.from_offset(self.filename, self.source, offset)
 
     def error(self, op: ir.Operation, message: str) -> DiagnosticError:
         where = mlir_location(op.location)
@@ -449,7 +469,8 @@ def _parse_location(text: str) -> Attribute:
 def function_arities(module: ir.Operation) -> dict[str, int]:
     """Argument count of each `func.func` directly in an IREE module."""
     arities: dict[str, int] = {}
-    for op in module.regions[0].blocks[0].operations:
+    for view in module.regions[0].blocks[0].operations:
+        op = view.operation
         if op.name == "func.func":
             name = ir.StringAttr(op.attributes["sym_name"]).value
             type_ = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)

@@ -82,13 +82,13 @@ def check_references(op: Operation) -> None:
     if name == "flow.dispatch":
         entries = attribute(op, "entry_points")
         for entry in getattr(entries, "data", ()):
-            if not isinstance(entry, SymbolRefAttr) or not entry.nested_references.data:
+            if not isinstance(entry, SymbolRefAttr):
                 continue
-            executable = lookup_symbol(op, SymbolRefAttr(entry.root_reference))
-            if not is_executable(executable):
+            outer = lookup_symbol(op, SymbolRefAttr(entry.root_reference))
+            if entry.nested_references.data and not is_executable(outer):
                 continue  # defined elsewhere, or not an executable the project reads
             target = lookup_symbol(op, entry)
-            if target is None:
+            if target is None and entry.nested_references.data:
                 raise VerifyException(f"entry point {entry} not found")
             if isinstance(target, GroupOp):
                 target.verify_dispatch(op)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from xdsl.dialects.builtin import StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr, UnregisteredOp
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 
@@ -48,11 +48,29 @@ def _find_in(table: Operation, name: str) -> Operation | None:
     return index[id(table)].get(name)
 
 
+SYMBOL_TABLES = frozenset(
+    {
+        "flow.executable",
+        "hal.executable",
+        "hal.executable.source",
+        "hal.executable.variant",
+        "stream.executable",
+    }
+)
+"""IREE ops that are symbol tables (unregistered in xDSL, so without the trait)."""
+
+
+def _is_symbol_table(op: Operation) -> bool:
+    if isinstance(op, UnregisteredOp):
+        return op.op_name.data in SYMBOL_TABLES
+    return op.has_trait(SymbolTable)
+
+
 def lookup_symbol(op: Operation, ref: SymbolRefAttr) -> Operation | None:
     """Resolve `@a::@b` from `op`: `@a` in the nearest enclosing symbol table, then `@b`
     inside it. Returns None when any part is missing."""
     table = op.parent_op()
-    while table is not None and not table.has_trait(SymbolTable):
+    while table is not None and not _is_symbol_table(table):
         table = table.parent_op()
     if table is None:
         return None

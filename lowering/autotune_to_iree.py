@@ -27,10 +27,11 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -48,20 +49,17 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg.ops import FillOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.printer import Printer
 
-from autotune_dialect import flow, hal, util
+from autotune_dialect import flow, hal, interop, util
 from autotune_dialect.autotune import POLICIES, GroupOp
+from autotune_dialect.bridge import iree_text
 from autotune_dialect.diagnostics import DiagnosticError, op_error
-from autotune_dialect.ir import (
-    make_context,
-    parse_module,
-    print_module,
-    verify_module,
-    verify_ops,
-)
-from autotune_dialect.iree_attrs import BufferViewType, attribute_text, opaque_class
-from autotune_dialect.passthrough import kernel_modules
+from autotune_dialect.interop import attribute, op_name, symbol_name
+from autotune_dialect.ir import parse_module, verify_module, verify_ops
+from autotune_dialect.mlir_text import parse_attribute_text
 from autotune_dialect.symbols import lookup_symbol, symbol_index
+from autotune_dialect.verbatim import VerbatimOp
 from autotune_runtime import interface
 from lowering.emitter import Emitter
 
@@ -84,6 +82,8 @@ class Group:
     arity: int | None = None
     keys: dict[tuple[int, ...], int] = field(default_factory=dict)
     uses_dynamic_cache: bool = False
+    function_kinds: dict[str, str] = field(default_factory=dict)
+    """For a group of functions: `util.func` or `func.func`, per variant."""
 
     @property
     def is_export_group(self) -> bool:
@@ -104,17 +104,18 @@ class Group:
 
     def fingerprint(self, base_dir: Path | None) -> str:
         """Digest of the variant set and what the variants run: their ops, the container's
-        kernel modules and external objects (with the files they name, when found)."""
+        kernel modules and external objects (with the files they name, when found).
+        Source locations are left out, so that editing elsewhere in the file keeps it."""
         digest = hashlib.sha256()
         siblings = self.op.resolve_variants()
         for name, variant in zip(self.variants, siblings, strict=True):
-            digest.update(name.encode() + b"\0" + print_module(variant).encode())
+            digest.update(name.encode() + b"\0" + _text_without_locations(variant).encode())
         if self.container_name is not None:
-            for module in kernel_modules(self.container):
-                digest.update(module.text.data.encode())
-            objects = self.container.properties.get("objects")
+            for module in interop.kernel_modules(self.container):
+                digest.update(_text_without_locations(module).encode())
+            objects = attribute(self.container, "objects")
             if objects is not None:
-                text = attribute_text(objects)
+                text = interop.mlir_text(objects)
                 digest.update(text.encode())
                 for path in re.findall(r'path = "([^"]+)"', text):
                     file = Path(path) if base_dir is None else base_dir / path
@@ -138,9 +139,9 @@ class Group:
 
 @dataclass
 class Site:
-    """A dispatch or call of a group."""
+    """A dispatch or call (`util.call` or `func.call`) of a group."""
 
-    op: flow.DispatchOp | util.CallOp
+    op: Operation
     group: Group
     key: list[SSAValue]
     static_key: tuple[int, ...] | None
@@ -151,10 +152,14 @@ def _constant_int(value: SSAValue, known: dict[SSAValue, int] | None = None) -> 
     if known and value in known:
         return known[value]
     owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    if isinstance(owner, arith.IndexCastOp):
-        return _constant_int(owner.input, known)
+    if not isinstance(owner, Operation):
+        return None
+    name = op_name(owner)
+    if name == "arith.constant":
+        constant = attribute(owner, "value")
+        return constant.value.data if isinstance(constant, IntegerAttr) else None
+    if name in ("arith.index_cast", "arith.index_castui") and len(owner.operands) == 1:
+        return _constant_int(owner.operands[0], known)
     return None
 
 
@@ -193,9 +198,9 @@ class Lowering:
             container = op.parent_op()
             assert container is not None
             container_name = None
-            if isinstance(container, hal.ExecutableSourceOp | flow.ExecutableOp):
-                container_name = container.sym_name.data
-            self.groups[op] = Group(
+            if interop.is_executable(container):
+                container_name = symbol_name(container)
+            group = Group(
                 op,
                 len(self.groups),
                 container,
@@ -203,6 +208,12 @@ class Lowering:
                 op.policy_or(self.default_policy),
                 op.variant_names,
             )
+            if container_name is None:
+                group.function_kinds = {
+                    name: op_name(variant)
+                    for name, variant in zip(group.variants, op.resolve_variants(), strict=True)
+                }
+            self.groups[op] = group
 
     def collect_sites(self) -> list[Site]:
         sites: list[Site] = []
@@ -211,8 +222,9 @@ class Lowering:
                 target = lookup_symbol(op, op.entry_point)
                 if isinstance(target, GroupOp):
                     sites.append(self._site(op, self.groups[target], list(op.workload)))
-            elif isinstance(op, util.CallOp):
-                target = lookup_symbol(op, op.callee)
+            elif op_name(op) in ("util.call", "func.call"):
+                callee = attribute(op, "callee")
+                target = lookup_symbol(op, callee) if isinstance(callee, SymbolRefAttr) else None
                 if isinstance(target, GroupOp):
                     sites.append(self._site(op, self.groups[target], None))
         return sites
@@ -282,8 +294,11 @@ class Lowering:
             )
             new.attributes.update(op.attributes)
             return new
-        args = op.operands if arguments is None else arguments
-        return util.CallOp(variant, list(args), [r.type for r in op.results])
+        args = list(op.operands if arguments is None else arguments)
+        types = [r.type for r in op.results]
+        if site.group.function_kinds[variant] == "func.func":
+            return func.CallOp(variant, args, types)
+        return util.CallOp(variant, args, types)
 
     def chain(
         self,
@@ -501,7 +516,7 @@ class Lowering:
         block.add_op(util.ReturnOp(expected))
         shadow.erase()
         fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
-        fn.attributes["inlining_policy"] = opaque_class("util.inline.never", False)()
+        fn.attributes["inlining_policy"] = parse_attribute_text("#util.inline.never")
         self.exports.append(fn)
         return name
 
@@ -803,7 +818,7 @@ class Lowering:
             new_ops.append(
                 util.FuncOp.declaration(
                     f"{interface.HOST_MODULE}.{name}",
-                    [i64] * signature.num_args + [BufferViewType()] * signature.num_views,
+                    [i64] * signature.num_args + [hal.buffer_view_type()] * signature.num_views,
                     [{"i": i32, "I": i64}[k] for k in signature.results],
                 )
             )
@@ -861,6 +876,18 @@ class Lowering:
                 yield group.container
         for op in (*self.changed, *self.added):
             yield from op.walk()
+
+
+_LOCATION = re.compile(r'\s*loc\((?:[^()"]|"(?:[^"\\]|\\.)*"|\((?:[^()"]|"(?:[^"\\]|\\.)*")*\))*\)')
+
+
+def _text_without_locations(op: Operation) -> str:
+    """An op's text with no source locations (for digests that survive unrelated edits)."""
+    if isinstance(op, VerbatimOp):
+        return _LOCATION.sub("", op.text.data)
+    out = StringIO()
+    Printer(stream=out, print_generic_format=True).print_op(op)
+    return out.getvalue()
 
 
 def _symbol_refs(attr: Attribute) -> Iterator[SymbolRefAttr]:
@@ -940,13 +967,13 @@ def check_object_targets(module: ModuleOp, target: str, source: str | None = Non
     """Fail at its location on a `hal.executable.source` that has no kernel module and
     objects for other targets only: it cannot be built for `target` (for llvm-cpu,
     `iree-compile` crashes on it instead of saying so)."""
-    for op in module.walk():
-        if not isinstance(op, hal.ExecutableSourceOp) or kernel_modules(op):
+    for op in module.body.ops:
+        if op_name(op) != "hal.executable.source" or interop.kernel_modules(op):
             continue
-        objects = op.properties.get("objects")
+        objects = attribute(op, "objects")
         if objects is None:
             continue
-        backends = sorted(set(_OBJECT_TARGET.findall(attribute_text(objects))))
+        backends = sorted(set(_OBJECT_TARGET.findall(interop.mlir_text(objects))))
         if backends and target not in backends:
             raise op_error(
                 op,
@@ -965,11 +992,14 @@ def lower_to_iree(
     cache: str | Path | None = None,
     filename: str = "<input>",
     target: str | None = None,
+    locations: bool = True,
 ) -> str:
     """Parse, lower and print: autotune IR in, IREE input IR out. With a `target`, also
-    check that every executable can be built for it (`check_object_targets`)."""
+    check that every executable can be built for it (`check_object_targets`). With
+    `locations` (the default) every op names its place in the input (`loc(...)`), so that
+    `iree-compile` reports errors in the user's file."""
     with cyclic_gc_paused():
-        module = parse_module(text, filename, make_context())
+        module = parse_module(text, filename)
         if target is not None:
             check_object_targets(module, target, text)
         base_dir = Path(filename).parent if filename != "<input>" else None
@@ -979,7 +1009,7 @@ def lower_to_iree(
             if err.location is not None and err.source is None:
                 err.source = text  # show the source line under the message, as parse errors do
             raise
-        return print_module(module)
+        return iree_text(module, locations=locations, source=text)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i1, i32, 
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from autotune_dialect import hal, util
-from autotune_dialect.iree_attrs import BufferViewType
 from autotune_runtime import interface
 
 
@@ -107,7 +106,7 @@ class Emitter:
 
     def view(self, value: SSAValue, dims: Sequence[SSAValue]) -> SSAValue:
         """`hal.tensor.export`: a tensor as a `!hal.buffer_view` for the host."""
-        return self.value(hal.TensorExportOp(value, dims, BufferViewType()))
+        return self.value(hal.TensorExportOp(value, dims, hal.buffer_view_type()))
 
     def wait_for(self, tensors: Sequence[SSAValue]) -> None:
         """Block the host until `tensors` are computed (barrier, fence, await)."""

@@ -1,4 +1,4 @@
-// expected-error: 14:55: error: group attribute 'max_samples' expects an integer
+// expected-error: 14:56: error: 'autotune.group' op group attribute 'max_samples' expects an integer
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

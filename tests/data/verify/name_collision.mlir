@@ -1,4 +1,4 @@
-// expected-error: 6:3: error: 'hal.executable.source' op Redefinition of symbol "add"
+// expected-error: 19:5: error: 'autotune.group' op @add is also the name of a 'hal.executable.export' in the enclosing hal.executable.source
 // The container's symbol table rejects the duplicate before the group's own name check runs.
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">

@@ -1,4 +1,4 @@
-// expected-error: 14:5: error: 'autotune.group' op tolerance must be >= 0
+// expected-error: 14:5: error: 'autotune.group' op tolerance must be a finite number >= 0
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

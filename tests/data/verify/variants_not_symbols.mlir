@@ -1,4 +1,4 @@
-// expected-error: 14:34: error: expected a list of variant symbols: [@a, @b, ...]
+// expected-error: 14:34: error: 'autotune.group' op expected a list of variant symbols: [@a, @b, ...]
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {
