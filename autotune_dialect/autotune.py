@@ -13,11 +13,9 @@ function (`util.call @matmul(...)`). docs/dialect.md describes every attribute.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -350,8 +348,7 @@ class GroupOp(IRDLOperation):
             )
         if not isinstance(dispatch, DispatchOp):
             raise VerifyException(
-                f"dispatch of group @{self.group_name} has a form the lowering does not "
-                "support"
+                f"dispatch of group @{self.group_name} has a form the lowering does not support"
             )
         if len(dispatch.entry_points) > 1:
             raise VerifyException(
@@ -407,9 +404,7 @@ class GroupOp(IRDLOperation):
             )
         expected = type_text(interop.function_type(variants[0]))
         given = type_text(
-            FunctionType.from_lists(
-                [a.type for a in call.operands], [r.type for r in call.results]
-            )
+            FunctionType.from_lists([a.type for a in call.operands], [r.type for r in call.results])
         )
         if given != expected:
             raise VerifyException(
@@ -437,7 +432,9 @@ class GroupOp(IRDLOperation):
         if not isinstance(variants, ArrayAttr) or not all(
             isinstance(v, SymbolRefAttr) for v in variants.data
         ):
-            raise GroupAttributeError("expected a list of variant symbols: [@a, @b, ...]", "variants")
+            raise GroupAttributeError(
+                "expected a list of variant symbols: [@a, @b, ...]", "variants"
+            )
         params = {k: v for k, v in attributes.items() if k not in ("sym_name", "variants")}
         for key, value in params.items():
             if key not in PARAMETERS:

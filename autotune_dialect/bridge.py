@@ -31,9 +31,14 @@ from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp, VerbatimType
 
 def iree_context() -> ir.Context:
     """A context with IREE's dialects that accepts the autotune ops (IREE knows nothing of
-    them; the import refuses any other unknown op)."""
+    them; the import refuses any other unknown op).
+
+    Single-threaded: an error that IREE's verifier reports from a worker thread waits for
+    the Python diagnostic handler, which waits for the thread that holds the interpreter
+    lock (the parsing one): a deadlock, seen on an undefined `fallback` entry point."""
     context = ir.Context()
     context.allow_unregistered_dialects = True
+    context.enable_multithreading(False)
     return context
 
 

@@ -34,7 +34,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from autotune_dialect.syntax import print_attr_dict_if_any
+from autotune_dialect.syntax import lenient, print_attr_dict_if_any, printed_attributes
 
 
 def dynamic_rank(type_: Attribute) -> int:
@@ -71,6 +71,7 @@ def split_dims(types: Sequence[Attribute], dims: Sequence[SSAValue]) -> list[lis
     return out
 
 
+@lenient
 @irdl_op_definition
 class DispatchOp(IRDLOperation):
     """`flow.dispatch @exe::@export[workload](args) : (types) -> results`.
@@ -236,7 +237,7 @@ class DispatchOp(IRDLOperation):
         printer.print_string("(")
         printer.print_list(self.arguments, printer.print_operand)
         printer.print_string(")")
-        print_attr_dict_if_any(printer, self.attributes)
+        print_attr_dict_if_any(printer, printed_attributes(self))
         printer.print_string(" : (")
         arg_dims = self.argument_dims_of()
 
@@ -268,6 +269,7 @@ class DispatchOp(IRDLOperation):
             printer.print_string(")")
 
 
+@lenient
 @irdl_op_definition
 class TensorTieShapeOp(IRDLOperation):
     """`%t = flow.tensor.tie_shape %v : tensor<?x4xf32>{%n}`: attaches dynamic dimension
@@ -294,7 +296,9 @@ class TensorTieShapeOp(IRDLOperation):
         type_ = parser.parse_type()
         dims = _parse_dims(parser, type_)
         value = parser.resolve_operands([operand], [type_], pos)[0]
-        return cls(value, [parser.resolve_operand(d, IndexType()) for d in dims])
+        op = cls(value, [parser.resolve_operand(d, IndexType()) for d in dims])
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -302,6 +306,7 @@ class TensorTieShapeOp(IRDLOperation):
         printer.print_string(" : ")
         printer.print_attribute(self.operand.type)
         _print_dims(printer, self.dynamic_dims)
+        print_attr_dict_if_any(printer, printed_attributes(self))
 
 
 Flow = Dialect("flow", [DispatchOp, TensorTieShapeOp], [])

@@ -36,7 +36,7 @@ _CALL = re.compile(
     r'|(?<![\w.$"%@#!^])(?P<op>util\.call|func\.call|call)\s+'
     r'(?P<callee>@(?:[A-Za-z_][\w$.]*|"(?:[^"\\\n]|\\.)*"))\s*(?=\()'
 )
-_SPACE = re.compile(r"(?:\s|//[^\n]*)*")
+_SPACE = re.compile(r"(?:[\s\x00]|//[^\n]*)*")  # MLIR reads NUL as space
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -218,7 +218,12 @@ def _rewrite_calls(text: str, filename: str, groups: set[str]) -> str:
         callee = match.group("callee")
         if callee is None or _symbol_key(callee[1:]) not in groups:
             continue
-        generic, end = _rewrite_call(text, filename, match)
+        try:
+            generic, end = _rewrite_call(text, filename, match)
+        except DiagnosticError:
+            continue  # malformed: IREE's parser reports it where it is
+        if match.start("op") < last:
+            continue
         out.append(text[last : match.start("op")])
         out.append(generic)
         last = end

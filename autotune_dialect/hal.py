@@ -25,7 +25,12 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from autotune_dialect.mlir_text import parse_type_text
-from autotune_dialect.syntax import parse_operands_with_types, print_operand_list
+from autotune_dialect.syntax import (
+    lenient,
+    parse_operands_with_types,
+    print_operand_list,
+    trailing_attributes,
+)
 
 _NO_FLAGS = IntegerAttr(0, i64)
 """IREE's `flags("None")`, as the integer its generic form holds."""
@@ -56,6 +61,8 @@ def parse_no_flags(parser: Parser) -> None:
     parser.parse_punctuation(")")
 
 
+@trailing_attributes
+@lenient
 @irdl_op_definition
 class DevicesGetOp(IRDLOperation):
     """`%d = hal.devices.get %index : !hal.device`: the device at an ordinal."""
@@ -81,6 +88,8 @@ class DevicesGetOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
+@trailing_attributes
+@lenient
 @irdl_op_definition
 class FenceCreateOp(IRDLOperation):
     """`%f = hal.fence.create device(%d : !hal.device) flags("None") : !hal.fence`."""
@@ -120,6 +129,8 @@ class FenceCreateOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
+@trailing_attributes
+@lenient
 @irdl_op_definition
 class FenceAwaitOp(IRDLOperation):
     """`%s = hal.fence.await until([%f]) timeout_millis(%t) flags("None") : i32`:
@@ -166,6 +177,8 @@ class FenceAwaitOp(IRDLOperation):
         printer.print_attribute(self.status.type)
 
 
+@trailing_attributes
+@lenient
 @irdl_op_definition
 class TensorBarrierOp(IRDLOperation):
     """`%r = hal.tensor.barrier join(%t : tensor<..>) => %fence : !hal.fence`: signals the
@@ -203,6 +216,8 @@ class TensorBarrierOp(IRDLOperation):
         printer.print_attribute(self.signal_fence.type)
 
 
+@trailing_attributes
+@lenient
 @irdl_op_definition
 class TensorExportOp(IRDLOperation):
     """`%v = hal.tensor.export %t : tensor<?xf32>{%n} -> !hal.buffer_view`: hands a tensor

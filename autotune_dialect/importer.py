@@ -41,15 +41,15 @@ from xdsl.parser.core import ForwardDeclaredValue
 
 from autotune_dialect.autotune import GroupAttributeError, GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
-from autotune_dialect.flow import DispatchOp
+from autotune_dialect.flow import Flow
 from autotune_dialect.group_syntax import CALL_OF_GROUP, mlir_string
+from autotune_dialect.hal import HAL
 from autotune_dialect.mlir_text import faithful, repair_iree_print, shared_context
-from autotune_dialect.util import CallOp
+from autotune_dialect.util import Util
 from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp, VerbatimType
 
 MODELLED: dict[str, type[IRDLOperation]] = {
-    "flow.dispatch": DispatchOp,
-    "util.call": CallOp,
+    op.name: op for dialect in (Flow, Util, HAL) for op in dialect.operations
 }
 """IREE ops imported as the project's ops (when their form is one the project models)."""
 
@@ -204,7 +204,9 @@ class Importer:
     def module(self, op: ir.Operation) -> ModuleOp:
         """The xDSL module of an IREE `builtin.module`."""
         attributes, _ = self.op_attributes(op)
-        properties = {k: attributes.pop(k) for k in ("sym_name", "sym_visibility") if k in attributes}
+        properties = {
+            k: attributes.pop(k) for k in ("sym_name", "sym_visibility") if k in attributes
+        }
         module = ModuleOp.create(
             regions=[self.region(op.regions[0])],
             properties=properties,
@@ -242,7 +244,7 @@ class Importer:
         converted = None
         if modelled is not None:
             converted = _modelled(
-                modelled, operands, result_types, attributes, successors, regions
+                modelled, operands, result_types, attributes, inherent, successors, regions
             )
         if converted is None:
             converted = _unregistered(name).create(
@@ -273,8 +275,10 @@ class Importer:
             items = None if form is not None and form.from_text else list(op.attributes.items())
         except TypeError:
             items = None
-        if items is not None and form is not None and all(
-            k in form.inherent or k in form.discardable for k, _ in items
+        if (
+            items is not None
+            and form is not None
+            and all(k in form.inherent or k in form.discardable for k, _ in items)
         ):
             return {k: self.attribute(v) for k, v in items}, form.inherent
         header = op.get_asm(print_generic_op_form=True, skip_regions=True, use_local_scope=True)
@@ -298,6 +302,7 @@ class Importer:
     def kernel(self, op: ir.Operation) -> VerbatimOp:
         text = kernel_text(op, self.filename)
         if GroupOp.name in text:
+
             def find(inner: ir.Operation):
                 if inner.name == GroupOp.name:
                     raise self.error(
@@ -433,12 +438,14 @@ def _call_kind(attributes: dict[str, Attribute]) -> str:
     return "util.call"
 
 
-def _modelled(cls, operands, result_types, attributes, successors, regions) -> Operation | None:
-    """The project's op for an IREE op (one without regions or successors), or None when
-    this instance has a form the project does not model: it is then kept unregistered."""
-    if successors or regions:
+def _modelled(
+    cls, operands, result_types, attributes, inherent, successors, regions
+) -> Operation | None:
+    """The project's op for an IREE op, or None when this instance has a form the project
+    does not model: it is then kept unregistered (with the same regions)."""
+    if successors:
         return None
-    names = _property_names(cls)
+    names = _property_names(cls) | inherent
     op = None
     try:
         op = cls.create(
@@ -446,11 +453,13 @@ def _modelled(cls, operands, result_types, attributes, successors, regions) -> O
             result_types=result_types,
             properties={k: v for k, v in attributes.items() if k in names},
             attributes={k: v for k, v in attributes.items() if k not in names},
+            regions=regions,
         )
-        cls.get_irdl_definition().verify(op)
         op.verify_()
     except Exception:  # noqa: BLE001 - any mismatch keeps the op as IREE wrote it
         if op is not None:
+            for region in list(op.regions):
+                op.detach_region(region)
             op.drop_all_references()
         return None
     return op

@@ -25,7 +25,7 @@ EXPORT_OF = {
 FUNCTIONS = ("util.func", "func.func")
 """The function ops a module-level group's variants may be."""
 
-_CONSTANTS = re.compile(r"constants\s*=\s*(\d+)")
+_CONSTANTS = re.compile(r"constants\s*=\s*(-?\d+)")
 _BINDING = re.compile(r"#hal\.pipeline\.binding<")
 
 

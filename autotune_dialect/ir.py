@@ -100,6 +100,15 @@ def check_references(op: Operation) -> None:
                 target.verify_call(op)
 
 
+def xdsl_text(op: Operation) -> str:
+    """An op in xDSL's syntax: the project's ops in their custom syntax, IREE's other ops
+    in generic form, kept text as `verbatim` ops and attributes. The stock `xdsl-opt`
+    reads it with `--allow-unregistered-dialect`."""
+    out = StringIO()
+    Printer(stream=out).print_op(op)
+    return out.getvalue() + "\n"
+
+
 def print_module(op: Operation, locations: bool = False) -> str:
     """MLIR text of a module as IREE prints it (groups in their custom syntax); with
     `locations`, each op names its place in the source. Other ops print in xDSL's syntax."""
@@ -107,6 +116,4 @@ def print_module(op: Operation, locations: bool = False) -> str:
         from autotune_dialect.bridge import iree_text
 
         return iree_text(op, locations)
-    out = StringIO()
-    Printer(stream=out).print_op(op)
-    return out.getvalue() + "\n"
+    return xdsl_text(op)

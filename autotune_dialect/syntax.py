@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import IRDLOperation, traits_def, var_operand_def
 from xdsl.parser import Parser
@@ -192,7 +192,68 @@ class ValuesTerminator(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        return cls(parse_operands_with_types(parser))
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(parse_operands_with_types(parser))
+        op.attributes.update(attrs)
+        return op
 
     def print(self, printer: Printer) -> None:
+        print_attr_dict_if_any(printer, printed_attributes(self))
         print_operands_with_types(printer, self.values)
+
+
+def printed_attributes(op: Operation) -> dict[str, Attribute]:
+    """What a custom syntax prints in its attribute dictionary: the discardable attributes
+    and the properties IREE gave the op that its definition does not name (`lenient`);
+    they come back as attributes, which IREE takes as the same properties. Ties of no
+    result (`tied_operands` all -1) are left out."""
+    assert isinstance(op, IRDLOperation)
+    known = op.get_irdl_definition().properties
+    extra = {
+        k: v
+        for k, v in op.properties.items()
+        if k not in known and k not in ("operandSegmentSizes", "resultSegmentSizes")
+    }
+    tied = extra.get("tied_operands")
+    if isinstance(tied, ArrayAttr) and all(
+        isinstance(t, IntegerAttr) and t.value.data < 0 for t in tied.data
+    ):
+        del extra["tied_operands"]
+    return {**extra, **op.attributes}
+
+
+def trailing_attributes(cls: type[IRDLOperation]) -> type[IRDLOperation]:
+    """Give a custom syntax an attribute dictionary at its end (`printed_attributes`)."""
+    parse, print_ = cls.parse.__func__, cls.print  # type: ignore[attr-defined]
+
+    def parse_with_attributes(c: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+        op = parse(c, parser)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print_with_attributes(self: IRDLOperation, printer: Printer) -> None:
+        print_(self, printer)
+        print_attr_dict_if_any(printer, printed_attributes(self))
+
+    cls.parse = classmethod(parse_with_attributes)  # type: ignore[method-assign,assignment]
+    cls.print = print_with_attributes  # type: ignore[method-assign]
+    return cls
+
+
+def lenient(cls: type[IRDLOperation]) -> type[IRDLOperation]:
+    """Let an IREE op the project models carry properties the project does not: IREE may
+    add some (and xDSL text from IREE's generic print has them). They are kept and printed
+    as they are, and not checked."""
+    strict = cls.verify_
+    definition = cls.get_irdl_definition()
+    known = set(definition.properties) | {"operandSegmentSizes", "resultSegmentSizes"}
+
+    def verify_(self: IRDLOperation) -> None:
+        extra = {k: self.properties.pop(k) for k in list(self.properties) if k not in known}
+        try:
+            strict(self)
+        finally:
+            self.properties.update(extra)
+
+    cls.verify_ = verify_  # type: ignore[method-assign]
+    return cls

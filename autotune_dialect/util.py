@@ -42,12 +42,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from autotune_dialect.syntax import (
     ValuesTerminator,
+    lenient,
     parse_operands_with_types,
     print_attr_dict_if_any,
     print_operands_with_types,
+    printed_attributes,
 )
 
 
+@lenient
 @irdl_op_definition
 class GlobalOp(IRDLOperation):
     """`util.global private mutable @name : type = value`: a module-level variable."""
@@ -103,7 +106,7 @@ class GlobalOp(IRDLOperation):
             printer.print_string(" mutable")
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        print_attr_dict_if_any(printer, self.attributes)
+        print_attr_dict_if_any(printer, printed_attributes(self))
         printer.print_string(" : ")
         printer.print_attribute(self.type)
         if self.initial_value is not None:
@@ -115,6 +118,7 @@ def _global_name(parser: Parser) -> SymbolRefAttr:
     return SymbolRefAttr(parser.parse_symbol_name())
 
 
+@lenient
 @irdl_op_definition
 class GlobalLoadOp(IRDLOperation):
     """`%v = util.global.load @name : type`."""
@@ -139,11 +143,12 @@ class GlobalLoadOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_attribute(self.global_)
-        print_attr_dict_if_any(printer, self.attributes)
+        print_attr_dict_if_any(printer, printed_attributes(self))
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
 
+@lenient
 @irdl_op_definition
 class GlobalStoreOp(IRDLOperation):
     """`util.global.store %v, @name : type`."""
@@ -174,7 +179,7 @@ class GlobalStoreOp(IRDLOperation):
         printer.print_operand(self.value)
         printer.print_string(", ")
         printer.print_attribute(self.global_)
-        print_attr_dict_if_any(printer, self.attributes)
+        print_attr_dict_if_any(printer, printed_attributes(self))
         printer.print_string(" : ")
         printer.print_attribute(self.value.type)
 
@@ -196,6 +201,7 @@ class _FuncCallable(CallableOpInterface):
         return op.function_type.outputs.data
 
 
+@lenient
 @irdl_op_definition
 class FuncOp(IRDLOperation):
     """`util.func`: IREE's function, with a body or (private, no body) a declaration such
@@ -266,13 +272,14 @@ class FuncOp(IRDLOperation):
             self.sym_name,
             self.function_type,
             self.body,
-            self.attributes,
+            printed_attributes(self),
             arg_attrs=self.arg_attrs,
             res_attrs=self.res_attrs,
             reserved_attr_names=("sym_name", "function_type", "sym_visibility", "arg_attrs"),
         )
 
 
+@lenient
 @irdl_op_definition
 class CallOp(IRDLOperation):
     """`%r = util.call @f(%a) : (T) -> R`."""
@@ -318,11 +325,12 @@ class CallOp(IRDLOperation):
         printer.print_string("(")
         printer.print_list(self.arguments, printer.print_operand)
         printer.print_string(")")
-        print_attr_dict_if_any(printer, self.attributes)
+        print_attr_dict_if_any(printer, printed_attributes(self))
         printer.print_string(" : ")
         printer.print_function_type([a.type for a in self.arguments], [r.type for r in self.res])
 
 
+@lenient
 @irdl_op_definition
 class ReturnOp(ValuesTerminator):
     """`util.return`: return from a `util.func`."""
@@ -330,6 +338,7 @@ class ReturnOp(ValuesTerminator):
     name = "util.return"
 
 
+@lenient
 @irdl_op_definition
 class OptimizationBarrierOp(IRDLOperation):
     """`%a, %b = util.optimization_barrier %x, %y : T1, T2`: hides values from folding,
@@ -351,7 +360,7 @@ class OptimizationBarrierOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        print_attr_dict_if_any(printer, self.attributes)
+        print_attr_dict_if_any(printer, printed_attributes(self))
         print_operands_with_types(printer, self.operands_)
 
 

@@ -83,10 +83,10 @@ class VerbatimOp(IRDLOperation):
         if arities is None:
             from iree.compiler import ir
 
+            from autotune_dialect.bridge import iree_context
             from autotune_dialect.importer import function_arities
 
-            with ir.Context() as context:
-                context.allow_unregistered_dialects = True
+            with iree_context():
                 arities = function_arities(ir.Operation.parse(self.text.data).operation)
             self._function_arities = arities
         return arities

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    NameLoc,
     StringAttr,
     SymbolRefAttr,
     TensorType,
@@ -122,6 +123,12 @@ class Group:
                     if file.is_file():
                         digest.update(file.read_bytes())
         return digest.hexdigest()[:32]
+
+    def location(self, what: str, at: Operation | None = None) -> NameLoc:
+        """Where generated code comes from: `what`, of this group, at `at` (a dispatch or
+        call of the group) or at the group. `iree-compile` reports its errors there."""
+        anchor = self.op if at is None else at
+        return NameLoc(StringAttr(f"{what} (autotune.group @{self.op.group_name})"), anchor.location)
 
     def symbol(self, suffix: str) -> str:
         return f"__autotune.{self.qualified_name}.{suffix}"
@@ -247,7 +254,7 @@ class Lowering:
     def _site(self, op, group: Group, workload: list[SSAValue] | None) -> Site:
         if workload is None:  # a function group: dynamic dimensions of tensor operands
             workload = []
-            em = Emitter(op.parent_block(), op)
+            em = Emitter(op.parent_block(), op, group.location("workload", op))
             for arg in op.operands:
                 if isinstance(arg.type, TensorType):
                     for axis, size in enumerate(arg.type.get_shape()):
@@ -293,12 +300,16 @@ class Lowering:
                 op.tied_operand_indices(),
             )
             new.attributes.update(op.attributes)
+            new.location = site.group.location(f"variant @{variant}", op)
             return new
         args = list(op.operands if arguments is None else arguments)
         types = [r.type for r in op.results]
         if site.group.function_kinds[variant] == "func.func":
-            return func.CallOp(variant, args, types)
-        return util.CallOp(variant, args, types)
+            call: Operation = func.CallOp(variant, args, types)
+        else:
+            call = util.CallOp(variant, args, types)
+        call.location = site.group.location(f"variant @{variant}", op)
+        return call
 
     def chain(
         self,
@@ -357,7 +368,7 @@ class Lowering:
         op = site.op
         block = op.parent_block()
         assert block is not None
-        em = Emitter(block, op)
+        em = Emitter(block, op, site.group.location("selection", op))
         policy = site.group.policy
         if policy == "static":
             new = em.add(self.variant_op(site, self.static_choice(site)))
@@ -508,14 +519,16 @@ class Lowering:
         results = list(block.args[1 + arity + len(operand_types) :])
         shadow = site.op.clone(value_mapper=dict(zip(site.op.operands, operands, strict=True)))
         inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
-        em = Emitter(block)
+        location = group.location(f"@{name}", site.op)
+        em = Emitter(block, location=location)
         gid = em.i64(group.gid)
         reference = group.variants[group.default_index]
         expected = list(em.add(self.variant_op(inner, reference)).results)
         self.compare_results(em, inner, variant, results, expected, key, gid)
-        block.add_op(util.ReturnOp(expected))
+        em.add(util.ReturnOp(expected))
         shadow.erase()
         fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
+        fn.location = location
         fn.attributes["inlining_policy"] = parse_attribute_text("#util.inline.never")
         self.exports.append(fn)
         return name
@@ -662,8 +675,8 @@ class Lowering:
         if not tuned:
             return
         body = Block()
-        em = Emitter(body)
         for group, site in tuned:
+            em = Emitter(body, location=group.location(f"@{interface.TUNE_FUNCTION}"))
             for key, index in list(group.keys.items()):
                 self.tune_key_until_committed(em, site, key, index)
         body.add_op(util.ReturnOp())
@@ -727,8 +740,8 @@ class Lowering:
         if not tuned:
             return
         body = Block()
-        em = Emitter(body)
         for group, site in tuned:
+            em = Emitter(body, location=group.location(f"@{interface.INIT_FUNCTION}"))
             samples = group.op.int_param("min_samples") or DEFAULT_INIT_SAMPLES
             runs = samples * len(group.variants) * len(group.keys)
             if runs > MAX_INIT_RUNS:
@@ -769,19 +782,20 @@ class Lowering:
         suffix = group.qualified_name.replace(".", "_")
         names = [self.choice_global(group, i) for i in group.keys.values()]
         setter = Block(arg_types=[i32])
+        em = Emitter(setter, location=group.location(f"@__autotune_set_{suffix}"))
         for name in names:
-            setter.add_op(util.GlobalStoreOp(setter.args[0], name))
-        setter.add_op(util.ReturnOp())
-        self.exports.append(
-            util.FuncOp(f"__autotune_set_{suffix}", ([i32], []), Region(setter), "public")
-        )
+            em.add(util.GlobalStoreOp(setter.args[0], name))
+        em.add(util.ReturnOp())
+        fn = util.FuncOp(f"__autotune_set_{suffix}", ([i32], []), Region(setter), "public")
+        fn.location = em.location
+        self.exports.append(fn)
         getter = Block()
-        em = Emitter(getter)
+        em = Emitter(getter, location=group.location(f"@__autotune_get_{suffix}"))
         value = em.value(util.GlobalLoadOp(names[0], i32)) if names else em.i32(-1)
-        getter.add_op(util.ReturnOp([value]))
-        self.exports.append(
-            util.FuncOp(f"__autotune_get_{suffix}", ([], [i32]), Region(getter), "public")
-        )
+        em.add(util.ReturnOp([value]))
+        fn = util.FuncOp(f"__autotune_get_{suffix}", ([], [i32]), Region(getter), "public")
+        fn.location = em.location
+        self.exports.append(fn)
 
     # --- module-level output ----------------------------------------------------------
 

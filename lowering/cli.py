@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+import traceback
 from pathlib import Path
 
 from autotune_dialect.autotune import POLICIES
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
+from autotune_dialect.ir import parse_module, xdsl_text
 from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
 from lowering.driver import TARGETS, compile
@@ -50,12 +53,29 @@ def _write(path: str, data: str | bytes) -> None:
 
 def cmd_lower(args: argparse.Namespace) -> int:
     text = _read(args.input)
-    lowered = lower_to_iree(text, policy=args.policy, cache=args.cache, filename=args.input)
-    if args.output in (None, "-"):
-        sys.stdout.write(lowered)
-    else:
-        _write(args.output, lowered)
+    lowered = lower_to_iree(
+        text,
+        policy=args.policy,
+        cache=args.cache,
+        filename=args.input,
+        locations=not args.no_locations,
+    )
+    _emit(args.output, lowered)
     return 0
+
+
+def cmd_xdsl(args: argparse.Namespace) -> int:
+    text = _read(args.input)
+    module = parse_module(text, args.input)
+    _emit(args.output, xdsl_text(module))
+    return 0
+
+
+def _emit(output: str | None, text: str) -> None:
+    if output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        _write(output, text)
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
@@ -103,8 +123,20 @@ def build_parser() -> argparse.ArgumentParser:
     lower = sub.add_parser("lower", help="lower autotune groups to IREE input IR")
     lower.add_argument("input", metavar="IN.mlir")
     lower.add_argument("-o", "--output", metavar="OUT.mlir", help="output file (default: stdout)")
+    lower.add_argument(
+        "--no-locations",
+        action="store_true",
+        help="leave out the loc(...) that name each op's place in the input",
+    )
     policy_options(lower)
     lower.set_defaults(run=cmd_lower)
+
+    xdsl = sub.add_parser(
+        "xdsl", help="write a module in xDSL's syntax, which the stock xdsl-opt reads"
+    )
+    xdsl.add_argument("input", metavar="IN.mlir")
+    xdsl.add_argument("-o", "--output", metavar="OUT.mlir", help="output file (default: stdout)")
+    xdsl.set_defaults(run=cmd_xdsl)
 
     comp = sub.add_parser("compile", help="lower and compile to a .vmfb")
     comp.add_argument("input", metavar="IN.mlir")
@@ -129,6 +161,27 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except Exception:  # noqa: BLE001 - a defect of the project, reported without a traceback
+        print(internal_error(getattr(args, "input", None)), file=sys.stderr)
+        return 1
+
+
+def internal_error(input_path: str | None) -> str:
+    """The message for an unexpected failure: what failed, on which input, and where the
+    traceback was saved for a bug report (the input itself is never modified)."""
+    kind, value, _ = sys.exc_info()
+    report = tempfile.NamedTemporaryFile(
+        "w", prefix="iree-autotune-crash-", suffix=".txt", delete=False
+    )
+    with report:
+        report.write(f"iree-autotune {' '.join(sys.argv[1:])}\n\n")
+        traceback.print_exc(file=report)
+    where = f"{input_path}: " if input_path else ""
+    name = kind.__name__ if kind is not None else "error"
+    return (
+        f"{where}error: internal error ({name}: {value}); this is a defect of iree-autotune, "
+        f"not of the input. Details: {report.name}"
+    )
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i1, i32, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, UnknownLoc, i1, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from autotune_dialect import hal, util
@@ -13,13 +13,25 @@ from autotune_runtime import interface
 
 
 class Emitter:
-    """Inserts ops into `block`, before `before` when given, else at its end."""
+    """Inserts ops into `block`, before `before` when given, else at its end; ops (and
+    what they nest) without a location get `location`."""
 
-    def __init__(self, block: Block, before: Operation | None = None):
+    def __init__(
+        self, block: Block, before: Operation | None = None, location: Attribute | None = None
+    ):
         self.block = block
         self.before = before
+        self.location = location
+
+    def nested(self, block: Block) -> Emitter:
+        """An emitter at the end of `block` with this one's location."""
+        return Emitter(block, location=self.location)
 
     def add(self, op: Operation) -> Operation:
+        if self.location is not None:
+            for inner in op.walk():
+                if isinstance(inner.location, UnknownLoc):
+                    inner.location = self.location
         if self.before is not None:
             self.block.insert_op_before(op, self.before)
         else:
@@ -76,13 +88,13 @@ class Emitter:
 
         def region(fill: Callable[[Emitter], Sequence[SSAValue]] | None) -> Region:
             block = Block()
-            yielded = fill(Emitter(block)) if fill is not None else []
+            yielded = fill(self.nested(block)) if fill is not None else []
             block.add_op(scf.YieldOp(*yielded))
             return Region(block)
 
         has_else = otherwise is not None or bool(result_types)
         op = scf.IfOp(cond, result_types, region(then), region(otherwise) if has_else else Region())
-        self.add(op)
+        self.add(op)  # also gives the branches' terminators the location
         return list(op.results)
 
     # --- host imports and synchronisation ------------------------------------------

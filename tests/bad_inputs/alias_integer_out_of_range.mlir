@@ -1,4 +1,4 @@
-// expected-error: 2:1: Integer value 300 is out of range for type i8 which supports values in the range [-128, 256)
+// expected-error: 2:10: integer constant out of range for attribute
 #limit = 300 : i8
 module {
   flow.executable private @mm_ex {

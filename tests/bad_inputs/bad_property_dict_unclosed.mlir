@@ -1,4 +1,4 @@
-// expected-error: 9:60: '}' expected
+// expected-error: 9:60: expected '}' in attribute dictionary
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

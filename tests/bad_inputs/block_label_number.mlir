@@ -1,4 +1,4 @@
-// expected-error: 7:3: unsupported block label '^1'; start it with a letter
+// expected-error: 4:29: reference to an undefined block
 module {
   util.func public @pick(%flag: i1, %a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
     cf.cond_br %flag, ^bb1, ^bb2

@@ -1,4 +1,4 @@
-// expected-error: 2:1: Unexpected character:
+// expected-error: 2:1: unexpected character
 ﻿module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

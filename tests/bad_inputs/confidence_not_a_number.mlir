@@ -1,4 +1,4 @@
-// expected-error: 12:49: group attribute 'confidence' expects a number
+// expected-error: 12:50: 'autotune.group' op group attribute 'confidence' expects a number
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

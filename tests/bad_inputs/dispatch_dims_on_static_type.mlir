@@ -1,4 +1,4 @@
-// expected-error: 23:92: expected an operation or '}' in region, found '{'
+// expected-error: 23:92: expected operation name in quotes
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 19:5: '{' expected
+// expected-error: 18:94: expected '{'
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

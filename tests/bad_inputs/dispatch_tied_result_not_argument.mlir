@@ -1,4 +1,4 @@
-// expected-error: 23:88: tied result %out is not an argument of the dispatch
+// expected-error: 23:88: custom op 'flow.dispatch' tied operand not found for result reference %out
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 23:35: expected 1 operand types but had 2
+// expected-error: 23:36: custom op 'flow.dispatch' number of operands and types do not match: got 2 operands and 1 types
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

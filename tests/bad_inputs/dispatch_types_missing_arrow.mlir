@@ -1,4 +1,4 @@
-// expected-error: 23:85: Expected '->'
+// expected-error: 23:84: expected '->'
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 23:84: ')' expected
+// expected-error: 23:83: expected ')'
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 6:60: expected #hal.pipeline.layout<...>
+// expected-error: 6:60: custom op 'hal.executable.export' invalid kind of attribute specified
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

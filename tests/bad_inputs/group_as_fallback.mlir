@@ -1,4 +1,4 @@
-// expected-error: 14:5: 'hal.executable.export' op refers to group @add; a group can only be dispatched with flow.dispatch or called with util.call
+// expected-error: 14:5: 'hal.executable.export' op undefined fallback entry point: @add
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

@@ -1,4 +1,4 @@
-// expected-error: 23:10: 'flow.dispatch' op group @mm_ex::@mm must be the only entry point of a dispatch
+// expected-error: 23:10: 'flow.dispatch' op group @mm must be the only entry point of a dispatch
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

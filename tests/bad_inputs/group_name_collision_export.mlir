@@ -1,4 +1,4 @@
-// expected-error: 3:3: 'flow.executable' op Redefinition of symbol "mm_1"
+// expected-error: 12:5: 'autotune.group' op @mm_1 is also the name of a 'flow.executable.export' in the enclosing flow.executable
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 13:10: 'util.global.load' op refers to group @f; a group can only be dispatched with flow.dispatch or called with util.call
+// expected-error: 13:10: 'util.global.load' op undefined global: @f
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

@@ -1,4 +1,4 @@
-// expected-error: 4:5: 'hal.executable.export' op count region must have a single block
+// expected-error: 4:5: 'hal.executable.export' op expected a single region block for the workgroup count
 module {
   hal.executable.source private @exe {
     hal.executable.export public @k layout(#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer>]>) count(%device: !hal.device, %n: index) -> (index, index, index) {

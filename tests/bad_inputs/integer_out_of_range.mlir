@@ -1,4 +1,4 @@
-// expected-error: 18:5: Integer value 300 is out of range for type i8 which supports values in the range [-128, 256)
+// expected-error: 18:27: integer constant out of range for attribute
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

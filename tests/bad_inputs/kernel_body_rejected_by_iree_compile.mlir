@@ -1,5 +1,4 @@
-// expected-error: <compile>: use of undeclared SSA value name
-// compile-args: --target llvm-cpu
+// expected-error: 18:16: use of undeclared SSA value name
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 27:1: Could not parse entire input!
+// expected-error: 26:4: expected operation name in quotes
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

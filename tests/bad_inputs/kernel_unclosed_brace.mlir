@@ -1,4 +1,4 @@
-// expected-error: 13:5: unexpected end of input inside a region in kernel module
+// expected-error: 19:8: expected operation name in quotes
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

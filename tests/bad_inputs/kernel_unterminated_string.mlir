@@ -1,4 +1,4 @@
-// expected-error: 17:7: unterminated string literal in kernel module
+// expected-error: 17:20: expected '"' in string literal
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 12:5: 'autotune.group' op tolerance must be >= 0
+// expected-error: 12:5: 'autotune.group' op tolerance must be a finite number >= 0
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 2:110: expected #hal.pipeline.binding<...>
+// expected-error: 2:107: expected '<'
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, 4]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

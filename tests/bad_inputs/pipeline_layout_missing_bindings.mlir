@@ -1,4 +1,4 @@
-// expected-error: 2:31: #hal.pipeline.layout requires 'bindings'
+// expected-error: 2:45: expected ','
 #layout = #hal.pipeline.layout<constants = 1>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

@@ -1,4 +1,4 @@
-// expected-error: 2:44: Expected integer literal
+// expected-error: 18:10: 'flow.dispatch' op dispatch of group @add passes 1 push constants but the variants' layout has -1
 #layout = #hal.pipeline.layout<constants = -1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

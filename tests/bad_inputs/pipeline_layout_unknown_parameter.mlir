@@ -1,4 +1,4 @@
-// expected-error: 2:54: unknown #hal.pipeline.layout parameter 'sets'
+// expected-error: 2:47: expected 'bindings'
 #layout = #hal.pipeline.layout<constants = 1, sets = 2, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

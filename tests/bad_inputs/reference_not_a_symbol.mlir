@@ -1,4 +1,4 @@
-// expected-error: 12:49: group attribute 'reference' expects a variant symbol (e.g. @v1)
+// expected-error: 12:50: 'autotune.group' op group attribute 'reference' expects a variant symbol (e.g. @v1)
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

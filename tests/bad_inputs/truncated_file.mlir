@@ -1,4 +1,4 @@
-// expected-error: 24:1: expected an operation or '}' in region, found end of input
+// expected-error: 23:103: expected operation name in quotes
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

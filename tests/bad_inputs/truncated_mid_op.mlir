@@ -1,4 +1,4 @@
-// expected-error: 23:78: Expected 'x' in shape delimiter, got EOF
+// expected-error: 23:77: expected 'x' in dimension list
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 12:26: Operation util.frobnicate is not registered
+// expected-error: 12:10: custom op 'util.frobnicate' is unknown
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

@@ -1,4 +1,4 @@
-// expected-error: 5:115: Unterminated string literal in dialect symbol body
+// expected-error: 5:130: expected '"' in string literal
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

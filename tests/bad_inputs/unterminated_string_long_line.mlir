@@ -1,4 +1,4 @@
-// expected-error: 8:60: unterminated string literal
+// expected-error: 8:177: expected '"' in string literal
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 11:3: Expected ':'
+// expected-error: 10:25: expected ':'
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

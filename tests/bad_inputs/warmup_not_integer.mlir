@@ -1,4 +1,4 @@
-// expected-error: 12:49: group attribute 'warmup' expects an integer
+// expected-error: 12:50: 'autotune.group' op group attribute 'warmup' expects an integer
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

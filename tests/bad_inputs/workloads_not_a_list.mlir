@@ -1,4 +1,4 @@
-// expected-error: 12:49: group attribute 'workloads' expects a list of lists of integers (e.g. [[128, 128]])
+// expected-error: 12:71: 'autotune.group' op group attribute 'workloads' expects a list of lists of integers (e.g. [[128, 128]])
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {
