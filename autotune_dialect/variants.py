@@ -1,0 +1,190 @@
+"""Build groups from Python, as a frontend does: put a group in an executable or module,
+and turn one dispatch into a group of tile-size variants of its kernel.
+
+```python
+module = parse_module(open("model.flow.mlir").read(), "model.flow.mlir")
+dispatch = dispatches(module)[0]
+group = tile_variants(module, dispatch, {"t16": CONFIG_16, "t64": CONFIG_64})
+lowered = lower_module(module)
+```
+
+A variant is a copy of the dispatched export whose kernel function is a copy of the
+export's with another `compilation_info` on its root op (the contraction, convolution or
+reduction the kernel is built around). The kernel module is edited by IREE's own
+bindings; the export and the group are xDSL ops.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from iree.compiler import ir
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Operation
+
+from autotune_dialect import interop
+from autotune_dialect.autotune import GroupOp
+from autotune_dialect.diagnostics import DiagnosticError, op_error
+from autotune_dialect.flow import DispatchOp
+from autotune_dialect.interop import op_name, symbol_name
+from autotune_dialect.symbols import lookup_symbol
+from autotune_dialect.verbatim import VerbatimOp
+
+ROOT_OP_WORDS = ("matmul", "matvec", "vecmat", "conv", "pooling", "contract", "dot")
+"""Named linalg ops that are a kernel's root (they have reduction loops)."""
+
+_NOT_ROOTS = ("linalg.fill", "linalg.yield", "linalg.index")
+_TILE_LIST = re.compile(r"distribution = \[([^\]]*)\]")
+
+
+def dispatches(module: ModuleOp) -> list[DispatchOp]:
+    """The `flow.dispatch` ops of a module, in order."""
+    return [op for op in module.walk() if isinstance(op, DispatchOp)]
+
+
+def add_group(container: Operation, group: GroupOp) -> GroupOp:
+    """Put `group` in an executable or a module: after its last op, before the
+    executable's terminator."""
+    block = container.regions[0].blocks[0]
+    last = block.last_op
+    if last is not None and op_name(last).endswith("_end"):
+        block.insert_op_before(group, last)
+    else:
+        block.add_op(group)
+    return group
+
+
+def _root_op(function: ir.Operation) -> ir.Operation | None:
+    """The op a kernel is built around: the first contraction, convolution or reduction,
+    else the last linalg op."""
+    candidates: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        name = op.name
+        if name.startswith(("linalg.", "iree_linalg_ext.")) and name not in _NOT_ROOTS:
+            candidates.append(op)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+    for op in candidates:
+        name = op.name
+        iterators = str(op.attributes["iterator_types"]) if "iterator_types" in op.attributes else ""
+        if any(w in name for w in ROOT_OP_WORDS) or "reduction" in iterators:
+            return op
+    return candidates[-1] if candidates else None
+
+
+def _check_loop_count(root: ir.Operation, config: str, key: str) -> None:
+    """A config's tile lists must have one entry per loop of the root op (IREE's own
+    config may be for another form of the op, e.g. with a unit dimension folded away)."""
+    tiles = _TILE_LIST.search(config)
+    if tiles is None or "iterator_types" not in root.attributes:
+        return
+    loops = len(ir.ArrayAttr(root.attributes["iterator_types"]))
+    count = len(tiles.group(1).split(","))
+    if count != loops:
+        raise ValueError(
+            f"config {key!r} tiles {count} loops but the root op {root.name} has {loops}"
+        )
+
+
+def _find_function(kernel: ir.Operation, name: str) -> ir.Operation | None:
+    for view in kernel.regions[0].blocks[0].operations:
+        op = view.operation
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op
+    return None
+
+
+def kernel_with_variants(
+    text: str, function: str, configs: Mapping[str, str], names: Mapping[str, str]
+) -> str:
+    """A kept kernel module's text with, for each config, a copy of `function` named
+    `names[key]` whose root op has `compilation_info = configs[key]`."""
+    from autotune_dialect.bridge import iree_context
+    from autotune_dialect.importer import kernel_text
+
+    with iree_context():
+        kernel = ir.Operation.parse(text).operation
+        original = _find_function(kernel, function)
+        if original is None:
+            raise ValueError(f"the kernel module has no function @{function}")
+        after = original
+        for key, config in configs.items():
+            try:
+                info = ir.Attribute.parse(config)
+            except ir.MLIRError as err:
+                raise ValueError(f"config {key!r} is not an attribute: {err}") from None
+            copy = original.clone(ip=ir.InsertionPoint.after(after))
+            after = copy.operation
+            after.attributes["sym_name"] = ir.StringAttr.get(names[key])
+            root = _root_op(after)
+            if root is None:
+                raise ValueError(f"@{function} has no linalg op to give a compilation_info")
+            _check_loop_count(root, config, key)
+            root.attributes["compilation_info"] = info
+        return kernel_text(kernel, "-")
+
+
+def tile_variants(
+    module: ModuleOp,
+    dispatch: DispatchOp,
+    configs: Mapping[str, str],
+    group_name: str | None = None,
+    **params,
+) -> GroupOp:
+    """Make `dispatch` (of `@exe::@export`) run a group of variants of its export: the
+    export itself (first, and the reference) and one copy per config (`suffix ->
+    #iree_codegen.compilation_info<...>` text), named `<export>__<suffix>`. Returns the
+    group (named `group_name`, default `<export>__tuned`; `params` are its attributes,
+    e.g. `policy="explicit"`)."""
+    entry = dispatch.entry_point
+    if not entry.nested_references.data:
+        raise op_error(dispatch, f"entry point {entry} does not name an export")
+    executable = lookup_symbol(dispatch, SymbolRefAttr(entry.root_reference))
+    export = lookup_symbol(dispatch, entry)
+    if not interop.is_executable(executable) or export is None or not interop.is_export(export):
+        raise op_error(dispatch, f"entry point {entry} is not an export of this module")
+    assert executable is not None
+    export_name = symbol_name(export)
+    function = interop.kernel_function_name(export)
+    kernels = [k for k in interop.kernel_modules(executable) if isinstance(k, VerbatimOp)]
+    kernel = next((k for k in kernels if function in k.function_arities()), None)
+    if kernel is None or export_name is None or function is None:
+        raise op_error(executable, f"has no kernel function for @{export_name}")
+    taken = {symbol_name(op) for op in executable.regions[0].block.ops}
+    names = {key: f"{export_name}__{key}" for key in configs}
+    for name in [*names.values(), group_name or f"{export_name}__tuned"]:
+        if name in taken:
+            raise op_error(executable, f"already has a symbol @{name}")
+    functions = {key: f"{function}__{key}" for key in configs}
+    try:
+        text = kernel_with_variants(kernel.text.data, function, configs, functions)
+    except ValueError as err:
+        raise DiagnosticError(str(err)) from None
+    replacement = VerbatimOp(text)
+    replacement.location = kernel.location
+    kernel.parent_block().insert_op_before(replacement, kernel)  # type: ignore[union-attr]
+    kernel.detach()
+    kernel.erase()
+    previous = export
+    for key, name in names.items():
+        copy = export.clone()
+        copy.properties["sym_name"] = StringAttr(name)
+        if interop.attribute(export, "function_ref") is not None:
+            copy.properties["function_ref"] = SymbolRefAttr(functions[key])
+        previous.parent_block().insert_op_after(copy, previous)  # type: ignore[union-attr]
+        previous = copy
+    group = GroupOp(
+        group_name or f"{export_name}__tuned",
+        [export_name, *names.values()],
+        reference=export_name,
+        **params,
+    )
+    group.location = dispatch.location
+    add_group(executable, group)
+    dispatch.properties["entry_points"] = ArrayAttr(
+        [SymbolRefAttr(entry.root_reference, [StringAttr(group.group_name)])]
+    )
+    return group

@@ -1,0 +1,118 @@
+"""IREE's own configuration of each dispatch, and tile-size variants around it.
+
+`iree-compile --compile-to=executable-configurations` shows the `lowering_config` IREE
+picks for the root op of every dispatch (the op whose config has `distribution` tiles) and
+the `translation_info` of its function. `default_configs` reads them from a flow-phase
+module; `distribution_variants` makes configs with other distribution tiles, as
+`#iree_codegen.compilation_info` text that `autotune_dialect.variants.tile_variants`
+puts on a copy of the kernel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from iree.compiler import CompilerToolError, compile_str, ir
+
+from autotune_dialect.bridge import iree_context
+from autotune_dialect.diagnostics import DiagnosticError
+from lowering.driver import first_error, target_flags
+
+_DISTRIBUTION = re.compile(r"distribution = \[([^\]]*)\]")
+_CACHE_PARALLEL = re.compile(r"cache_parallel = \[[^\]]*\](, )?")
+
+
+@dataclass(frozen=True)
+class DispatchConfig:
+    """IREE's choice for one export: its root op and the configs of both levels."""
+
+    export: str
+    root_op: str
+    lowering_config: str
+    translation_info: str
+
+    @property
+    def distribution(self) -> list[int]:
+        """The distribution (workgroup) tile size of each loop of the root op."""
+        match = _DISTRIBUTION.search(self.lowering_config)
+        return [int(t) for t in match.group(1).split(",")] if match else []
+
+    def compilation_info(self, lowering_config: str | None = None) -> str:
+        """`#iree_codegen.compilation_info` with this translation info and the given
+        lowering config (default: IREE's own)."""
+        config = self.lowering_config if lowering_config is None else lowering_config
+        return (
+            f"#iree_codegen.compilation_info<lowering_config = {config}, "
+            f"translation_info = {self.translation_info}>"
+        )
+
+    def with_distribution(self, tiles: Sequence[int]) -> str:
+        """The compilation info of IREE's config with other distribution tiles (the cache
+        tiles, a level below, are dropped: IREE derives them)."""
+        listed = ", ".join(str(t) for t in tiles)
+        config = _DISTRIBUTION.sub(f"distribution = [{listed}]", self.lowering_config)
+        return self.compilation_info(_CACHE_PARALLEL.sub("", config))
+
+
+def default_configs(
+    flow_text: str, target: str = "llvm-cpu", arch: str | None = None
+) -> dict[str, DispatchConfig]:
+    """Export name -> IREE's configuration, for every dispatch of a flow-phase module that
+    has a root op with distribution tiles."""
+    flags = [*target_flags(target, arch), "--compile-from=flow"]
+    flags.append("--compile-to=executable-configurations")
+    try:
+        configured = compile_str(flow_text, extra_args=flags)
+    except CompilerToolError as err:
+        raise DiagnosticError(first_error(str(err)) or "iree-compile failed") from None
+    assert isinstance(configured, bytes)
+    configs: dict[str, DispatchConfig] = {}
+    with iree_context():
+        module = ir.Module.parse(configured.decode())
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "func.func" and "translation_info" in op.attributes:
+                found = _root_config(op)
+                if found is not None:
+                    name = ir.StringAttr(op.attributes["sym_name"]).value
+                    configs[name] = DispatchConfig(
+                        name, found[0], found[1], str(op.attributes["translation_info"])
+                    )
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return configs
+
+
+def _root_config(function: ir.Operation) -> tuple[str, str] | None:
+    found: list[tuple[str, str]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if "lowering_config" in op.attributes:
+            config = str(op.attributes["lowering_config"])
+            if "distribution" in config:
+                found.append((op.name, config))
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+    return found[0] if found else None
+
+
+def distribution_variants(config: DispatchConfig, count: int = 2) -> dict[str, str]:
+    """Up to `count` compilation infos around IREE's: the distribution tile of the first
+    tiled loop halved and doubled (then the next loop's), named by their tiles."""
+    tiles = config.distribution
+    out: dict[str, str] = {}
+    for axis, tile in enumerate(tiles):
+        if tile <= 0:
+            continue
+        for scaled in (tile // 2, tile * 2):
+            if scaled < 1 or len(out) >= count:
+                continue
+            new = list(tiles)
+            new[axis] = scaled
+            out["x".join(str(t) for t in new if t)] = config.with_distribution(new)
+    return out
