@@ -89,6 +89,17 @@ def _check_loop_count(root: ir.Operation, config: str, key: str) -> None:
         )
 
 
+def _name_locations(function: ir.Operation, name: str) -> None:
+    """Wrap the location of every op of a copied kernel in `name`, so that iree-compile's
+    errors in the copy (e.g. a config it cannot build) say which variant it is."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        op.location = ir.Location.name(name, childLoc=op.location)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+
+
 def _find_function(kernel: ir.Operation, name: str) -> ir.Operation | None:
     for view in kernel.regions[0].blocks[0].operations:
         op = view.operation
@@ -119,6 +130,7 @@ def kernel_with_variants(
             copy = original.clone(ip=ir.InsertionPoint.after(after))
             after = copy.operation
             after.attributes["sym_name"] = ir.StringAttr.get(names[key])
+            _name_locations(after, f"kernel of variant @{names[key]}")
             root = _root_op(after)
             if root is None:
                 raise ValueError(f"@{function} has no linalg op to give a compilation_info")

@@ -50,17 +50,20 @@ def compile_lowered(
         with contextlib.redirect_stderr(diagnostics):
             result = compile_str(text, extra_args=flags)
     except CompilerToolError as err:
-        raise DiagnosticError(first_error(str(err)) or failure_summary(str(err))) from None
-    check_diagnostics(diagnostics.getvalue())
+        error = first_error(str(err))
+        raise DiagnosticError(
+            failure_summary(str(err)) if error is None else name_generated_code(error, text)
+        ) from None
+    check_diagnostics(diagnostics.getvalue(), text)
     assert isinstance(result, bytes)
     return result
 
 
-def check_diagnostics(log: str) -> None:
+def check_diagnostics(log: str, lowered: str = "") -> None:
     """Fail on any `error:` line that iree-compile printed; pass other output on."""
     error = first_error(log)
     if error is not None:
-        raise DiagnosticError(f"iree-compile reported an error: {error}")
+        raise DiagnosticError(f"iree-compile reported an error: {name_generated_code(error, lowered)}")
     if log.strip():
         sys.stderr.write(log)
 
@@ -76,6 +79,49 @@ def failure_summary(report: str) -> str:
         + (f" (exit code {code.group(1)})" if code else "")
         + "; rerun with IREE_SAVE_TEMPS=DIR to keep its reproducer"
     )
+
+
+_LOCATION_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)$", re.MULTILINE)
+_FILE_LINE_COL = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)$')
+_NAMED = re.compile(r'^"((?:[^"\\]|\\.)*)"\((.*)\)$')
+_WHERE = re.compile(r"^(.*?):(\d+):(\d+): ")
+
+
+def name_generated_code(error: str, lowered: str) -> str:
+    """An `iree-compile` error at a place where the lowering generated code names that
+    code: `file:line:col: message (in variant @v1 (autotune.group @g))`. iree-compile
+    prints only the file location of such code (a `NameLoc` in the lowered text)."""
+    where = _WHERE.match(error)
+    if where is None or not lowered:
+        return error
+    aliases = dict(_LOCATION_ALIAS.findall(lowered))
+
+    def file_location(body: str, depth: int = 0) -> tuple[str, str, str] | None:
+        """The file location MLIR shows for a location: the callee of a call site, the
+        first of a fused location, the inner location of a name."""
+        body = aliases.get(body, body)
+        if depth > 16:
+            return None
+        if (plain := _FILE_LINE_COL.match(body)) is not None:
+            return plain.group(1), plain.group(2), plain.group(3)
+        if body.startswith("callsite(") and " at " in body:
+            return file_location(body[len("callsite(") : body.index(" at ")], depth + 1)
+        if body.startswith("fused[") and body.endswith("]"):
+            return file_location(body[len("fused[") : -1].split(", ")[0], depth + 1)
+        if (named := _NAMED.match(body)) is not None:
+            return file_location(named.group(2), depth + 1)
+        return None
+
+    names: set[str] = set()
+    for body in aliases.values():
+        named = _NAMED.match(body)
+        if named is not None and file_location(named.group(2)) == where.groups():
+            names.add(named.group(1))
+    if not names:
+        return error
+    listed = "; ".join(sorted(names)[:4]) + ("; ..." if len(names) > 4 else "")
+    # The place may also be the user's own op (e.g. the kernel a variant was copied from).
+    return f"{error} (code generated here: {listed})"
 
 
 def first_error(log: str) -> str | None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import DATA, run_iree_opt
 
-from autotune_dialect import parse_module, print_module
+from autotune_dialect import DiagnosticError, parse_module, print_module
 from autotune_dialect.interop import op_name, symbol_name
 from autotune_dialect.variants import dispatches, tile_variants
 from autotune_runtime.session import load
@@ -116,3 +116,42 @@ def test_tile_variants_of_a_dispatch_compute_what_the_program_computes(name):
 def _tiles(compilation_info: str) -> list[int]:
     start = compilation_info.index("distribution = [") + len("distribution = [")
     return [int(t) for t in compilation_info[start : compilation_info.index("]", start)].split(",")]
+
+
+HUGE = (
+    "#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
+    "distribution = [8192, 8192, 0], vector_common_parallel = [512, 512, 0], "
+    "vector_reduction = [0, 0, 512]>, translation_info = #iree_codegen.translation_info<"
+    "pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>>"
+)
+
+
+def test_a_variant_iree_cannot_build_is_named_in_the_error():
+    module = parse_module(flow_path("mlp").read_text(), str(flow_path("mlp")))
+    dispatch = dispatches(module)[0]
+    group = tile_variants(module, dispatch, {"huge": HUGE}, policy="static")
+    lower_module(module)
+    with pytest.raises(DiagnosticError) as info:
+        compile_lowered(print_module(module, locations=True))
+    message = info.value.message
+    assert message.startswith("src/mlp.mlir:")  # the user's line, not the lowered text
+    assert f"kernel of variant @{group.variant_names[1]}" in message
+
+
+def test_tile_variants_refuses_a_config_for_another_loop_nest():
+    module = parse_module(flow_path("conv").read_text(), str(flow_path("conv")))
+    (dispatch,) = dispatches(module)
+    three_loops = HUGE.replace("[8192, 8192, 0]", "[4, 4, 4]")
+    with pytest.raises(DiagnosticError, match="tiles 3 loops but the root op linalg.generic has 7"):
+        tile_variants(module, dispatch, {"bad": three_loops})
+
+
+def test_tile_variants_refuses_names_that_exist():
+    module = parse_module(flow_path("mlp").read_text(), str(flow_path("mlp")))
+    first, _ = dispatches(module)
+    export = first.entry_point.nested_references.data[-1].data
+    with pytest.raises(DiagnosticError, match=f"already has a symbol @{export}"):
+        tile_variants(module, first, {"a": HUGE}, group_name=export)
+    tile_variants(module, first, {"a": HUGE})
+    with pytest.raises(DiagnosticError, match="is not an export of this module"):
+        tile_variants(module, first, {"b": HUGE})  # it now dispatches the group
