@@ -16,17 +16,15 @@ import re
 from io import StringIO
 
 from iree.compiler import ir
-from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
-from autotune_dialect.group_syntax import CALL_OF_GROUP, mlir_string, to_custom, to_generic
+from autotune_dialect.generic_text import generic_text
+from autotune_dialect.group_syntax import mlir_string, to_custom, to_generic
 from autotune_dialect.importer import STDIN_NAME, Importer, mlir_location
-from autotune_dialect.interop import attribute, op_name
 from autotune_dialect.mlir_text import repair_iree_print
-from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp, VerbatimType
 
 
 def iree_context() -> ir.Context:
@@ -85,67 +83,6 @@ def read_module(text: str, filename: str = "<input>") -> ModuleOp:
     return module
 
 
-class IREEPrinter(Printer):
-    """xDSL's generic printer with locations, writing verbatim attributes and kernel
-    modules as their MLIR text, and calls of the `groups` (module-level group names) as
-    `autotune.call`: the form IREE reads back exactly."""
-
-    def __init__(self, stream: StringIO, groups: frozenset[str] = frozenset()):
-        super().__init__(stream=stream, print_generic_format=True, print_debuginfo=True)
-        self.groups = groups
-
-    def print_attribute(self, attribute: Attribute) -> None:
-        if isinstance(attribute, VerbatimAttr | VerbatimType):
-            self.print_string(attribute.text.data)
-        else:
-            super().print_attribute(attribute)
-
-    def print_op(self, op: Operation) -> None:
-        if isinstance(op, VerbatimOp):
-            self.print_string(op.text.data)
-            self.print_string(" ")
-            self.print_attribute(op.location)
-        elif self.groups and (callee := _called_group(op, self.groups)) is not None:
-            self._print_call_of_group(op, callee)
-        else:
-            super().print_op(op)
-
-    def _print_call_of_group(self, op: Operation, callee: Attribute) -> None:
-        self._print_results(op)
-        self.print_string(f'"{CALL_OF_GROUP}"(')
-        self.print_list(op.operands, self.print_operand)
-        self.print_string(") ")
-        attrs = {"callee": callee, "call": StringAttr(op_name(op))}
-        attrs.update((k, v) for k, v in op.attributes.items() if k != "callee")
-        self.print_attr_dict(attrs)
-        self.print_string(" : ")
-        self.print_operation_type(op)
-
-
-def _called_group(op: Operation, groups: frozenset[str]) -> Attribute | None:
-    """The callee of a `util.call` / `func.call` of one of `groups`, else None."""
-    if op_name(op) not in ("util.call", "func.call"):
-        return None
-    callee = attribute(op, "callee")
-    if isinstance(callee, SymbolRefAttr) and callee.root_reference.data in groups:
-        return callee
-    return None
-
-
-def module_groups(module: Operation) -> frozenset[str]:
-    """Names of the groups at module level (groups of functions)."""
-    return frozenset(
-        op.group_name for region in module.regions for op in region.ops if isinstance(op, GroupOp)
-    )
-
-
-def generic_text(op: Operation) -> str:
-    """The generic MLIR text of an op, with locations, as IREE reads it."""
-    out = StringIO()
-    IREEPrinter(out, module_groups(op)).print_op(op)
-    return out.getvalue()
-
-
 def to_iree(module: ModuleOp, context: ir.Context, source: str | None = None) -> ir.Operation:
     """IREE's module of an xDSL module, verified by IREE.
 
@@ -182,7 +119,6 @@ def _custom_group_text(group: GroupOp) -> str:
 
 
 __all__ = [
-    "IREEPrinter",
     "diagnostic",
     "generic_text",
     "iree_context",

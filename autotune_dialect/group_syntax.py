@@ -16,6 +16,7 @@ generic group and call is written back in its custom syntax.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 
@@ -26,35 +27,49 @@ CALL_OF_GROUP = "autotune.call"
 """The generic op that stands for a call of a group while IREE holds the text."""
 
 # Strings and comments are matched (and skipped) so that the keyword is found only in code.
-_CUSTOM_GROUP = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|(?<![\w.$"%@#!^])autotune\.group\b')
+_GROUP_KEYWORD = re.compile(r'(?<![\w.$%@#!^])"?autotune\.group\b"?')
 _GENERIC_GROUP = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
 _SYMBOL = re.compile(r'@(?:[A-Za-z_][\w$.]*|"(?:[^"\\\n]|\\.)*")')
 _BARE_NAME = re.compile(r"[A-Za-z_][\w$.]*")
 _GENERIC_NAME = re.compile(r'\(\)\s*<\{[^}]*?\bsym_name\s*=\s*("(?:[^"\\\n]|\\.)*")')
 _CALL = re.compile(
-    r'"(?:[^"\\\n]|\\.)*"|//[^\n]*'
-    r'|(?<![\w.$"%@#!^])(?P<op>util\.call|func\.call|call)\s+'
+    r'(?<![\w.$"%@#!^])(?P<op>util\.call|func\.call|call)\s+'
     r'(?P<callee>@(?:[A-Za-z_][\w$.]*|"(?:[^"\\\n]|\\.)*"))\s*(?=\()'
 )
+
+
+def _in_literal(text: str, pos: int) -> bool:
+    """Whether `pos` is inside a string literal or a `//` comment (neither spans lines)."""
+    start = text.rfind("\n", 0, pos) + 1
+    for match in _GENERIC_GROUP.finditer(text, start, pos):
+        if match.end() > pos or match.group().startswith("//"):
+            return True
+    quote = text.find('"', max(start, _last_literal_end(text, start, pos)), pos)
+    return quote >= 0  # an unterminated string before `pos` on its line
+
+
+def _last_literal_end(text: str, start: int, pos: int) -> int:
+    end = start
+    for match in _GENERIC_GROUP.finditer(text, start, pos):
+        end = match.end()
+    return end
+
+
 _SPACE = re.compile(r"(?:[\s\x00]|//[^\n]*)*")  # MLIR reads NUL as space
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 
 
+_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f]*')
+_SPECIAL = re.compile(r'["\\\x00-\x1f\x7f]')
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
+
+
 def mlir_string(value: str) -> str:
     """`value` as an MLIR string literal."""
-    out = []
-    for ch in value:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\{ord(ch):02X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    if _PLAIN.fullmatch(value):
+        return f'"{value}"'
+    escaped = _SPECIAL.sub(lambda m: _ESCAPES.get(m.group(), f"\\{ord(m.group()):02X}"), value)
+    return f'"{escaped}"'
 
 
 class _Scanner:
@@ -118,7 +133,18 @@ def _symbol_string(symbol: str) -> str:
     return body if body.startswith('"') else f'"{body}"'
 
 
-def _rewrite_one(text: str, filename: str, start: int) -> tuple[str, int, str]:
+class _Lines:
+    """Line and column of offsets in a text (its line starts are found once)."""
+
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
+
+
+def _rewrite_one(text: str, filename: str, start: int, lines: _Lines) -> tuple[str, int, str]:
     """The generic form of the custom group at `start`, the offset where it ends, and the
     group's symbol."""
     scan = _Scanner(text, filename, start + len(KEYWORD))
@@ -146,8 +172,8 @@ def _rewrite_one(text: str, filename: str, start: int) -> tuple[str, int, str]:
         location = "loc" + scan.balanced("the location")
         end = scan.pos
     if location is None:
-        where = SourceLocation.from_offset(filename, text, start)
-        location = f"loc({mlir_string(filename)}:{where.line}:{where.column})"
+        line, column = lines.position(start)
+        location = f"loc({mlir_string(filename)}:{line}:{column})"
     generic = '"autotune.group"() <{' + ", ".join(properties) + "}> : () -> () " + location
     return generic + "\n" * text.count("\n", start, end), end, name.group()
 
@@ -157,16 +183,20 @@ def _rewrite_groups(text: str, filename: str) -> tuple[str, set[str]]:
     names: set[str] = set()
     out: list[str] = []
     last = 0
-    for match in _CUSTOM_GROUP.finditer(text):
+    lines: _Lines | None = None
+    for match in _GROUP_KEYWORD.finditer(text):
         token = match.group()
-        if token == f'"{KEYWORD}"':
-            props = _GENERIC_NAME.match(text, match.end())
-            if props is not None:
-                names.add(_symbol_key(props.group(1)))
+        if token == f'"{KEYWORD}"':  # the generic form: IREE reads it as it is
+            if not _in_literal(text, match.start()):
+                props = _GENERIC_NAME.match(text, match.end())
+                if props is not None:
+                    names.add(_symbol_key(props.group(1)))
             continue
-        if token.startswith(('"', "/")) or match.start() < last:
+        if token != KEYWORD or match.start() < last or _in_literal(text, match.start()):
             continue
-        generic, end, name = _rewrite_one(text, filename, match.start())
+        if lines is None:
+            lines = _Lines(text)
+        generic, end, name = _rewrite_one(text, filename, match.start(), lines)
         names.add(_symbol_key(name[1:]))
         out.append(text[last : match.start()])
         out.append(generic)
@@ -216,7 +246,7 @@ def _rewrite_calls(text: str, filename: str, groups: set[str]) -> str:
     last = 0
     for match in _CALL.finditer(text):
         callee = match.group("callee")
-        if callee is None or _symbol_key(callee[1:]) not in groups:
+        if _symbol_key(callee[1:]) not in groups or _in_literal(text, match.start()):
             continue
         try:
             generic, end = _rewrite_call(text, filename, match)

@@ -396,7 +396,7 @@ def generic_dictionaries(generic: str) -> tuple[dict[str, str], dict[str, str]]:
             target[key] = value or "unit"
         key = None
 
-    for token in _TOKEN.finditer(generic):
+    for token in _TOKEN.finditer(generic, max(0, generic.find('"'))):  # from the op's name
         text = token.group()
         if target is None:
             if text == "{" and previous == "<" and depth == 1:

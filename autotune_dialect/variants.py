@@ -69,7 +69,9 @@ def _root_op(function: ir.Operation) -> ir.Operation | None:
     function.walk(visit)
     for op in candidates:
         name = op.name
-        iterators = str(op.attributes["iterator_types"]) if "iterator_types" in op.attributes else ""
+        iterators = (
+            str(op.attributes["iterator_types"]) if "iterator_types" in op.attributes else ""
+        )
         if any(w in name for w in ROOT_OP_WORDS) or "reduction" in iterators:
             return op
     return candidates[-1] if candidates else None

@@ -37,9 +37,7 @@ def chunks(root: Path) -> list[tuple[str, int, str]]:
 
 
 def iree_opt(text: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [IREE_OPT, "-"], input=text, capture_output=True, text=True, check=False
-    )
+    return subprocess.run([IREE_OPT, "-"], input=text, capture_output=True, text=True, check=False)
 
 
 def check(item: tuple[str, int, str]) -> dict:
@@ -74,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         results = list(pool.map(check, items))
     accepted = [r for r in results if r["status"] != "rejected by iree-opt"]
     faithful = [r for r in accepted if r["status"] == "faithful"]
-    print(f"{len(items)} chunks, {len(accepted)} accepted by iree-opt, {len(faithful)} faithful "
-          f"({100 * len(faithful) / max(1, len(accepted)):.1f}%)")
+    print(
+        f"{len(items)} chunks, {len(accepted)} accepted by iree-opt, {len(faithful)} faithful "
+        f"({100 * len(faithful) / max(1, len(accepted)):.1f}%)"
+    )
     for r in accepted:
         if r["status"] != "faithful":
             print(f"  {r['file']}#{r['chunk']}: {r['status']}: {r.get('reason', '')}")

@@ -27,7 +27,6 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from io import StringIO
 from pathlib import Path
 
 from xdsl.context import Context
@@ -50,14 +49,14 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg.ops import FillOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
 
 from autotune_dialect import flow, hal, interop, util
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.bridge import iree_text
 from autotune_dialect.diagnostics import DiagnosticError, op_error
+from autotune_dialect.generic_text import generic_text
 from autotune_dialect.interop import attribute, op_name, symbol_name
-from autotune_dialect.ir import parse_module, verify_module, verify_ops
+from autotune_dialect.ir import parse_module, verify_module
 from autotune_dialect.mlir_text import parse_attribute_text
 from autotune_dialect.symbols import lookup_symbol, symbol_index
 from autotune_dialect.verbatim import VerbatimOp
@@ -128,7 +127,9 @@ class Group:
         """Where generated code comes from: `what`, of this group, at `at` (a dispatch or
         call of the group) or at the group. `iree-compile` reports its errors there."""
         anchor = self.op if at is None else at
-        return NameLoc(StringAttr(f"{what} (autotune.group @{self.op.group_name})"), anchor.location)
+        return NameLoc(
+            StringAttr(f"{what} (autotune.group @{self.op.group_name})"), anchor.location
+        )
 
     def symbol(self, suffix: str) -> str:
         return f"__autotune.{self.qualified_name}.{suffix}"
@@ -192,8 +193,6 @@ class Lowering:
         self.imports: dict[str, interface.ImportSignature] = {}
         self.globals: dict[str, Operation] = {}
         self.exports: list[Operation] = []
-        self.added: list[Operation] = []
-        self.changed: set[Operation] = set()
         self.validation_functions = 0  # made so far, numbering their names
 
     # --- discovery ------------------------------------------------------------------
@@ -844,7 +843,6 @@ class Lowering:
                 {interface.METADATA_KEY: StringAttr(json.dumps(self.metadata()))}
             )
             new_ops.append(meta)
-        self.added = new_ops + self.exports
         for op in new_ops:
             if first is None:
                 body.add_op(op)
@@ -863,7 +861,6 @@ class Lowering:
         with symbol_index():
             sites = self.collect_sites()
         self.check_other_uses({site.op for site in sites})
-        self.changed = {self.top_level(site.op) for site in sites}
         for group in self.groups.values():
             if group.policy in ("explicit", "init"):
                 for sample in group.op.sample_workloads():
@@ -874,23 +871,6 @@ class Lowering:
         self.init_tuning(sites)
         self.finish()
 
-    def top_level(self, op: Operation) -> Operation:
-        """The ancestor of `op` (or `op`) that sits in the module's body."""
-        while (parent := op.parent_op()) is not None and parent is not self.module:
-            op = parent
-        return op
-
-    def changed_ops(self) -> Iterator[Operation]:
-        """What the run created or changed, for verification: the module, each group's
-        container (itself, not its untouched variants), and all of every top-level op that
-        held a dispatch or call of a group or that the run added."""
-        yield self.module
-        for group in self.groups.values():
-            if group.container is not self.module:
-                yield group.container
-        for op in (*self.changed, *self.added):
-            yield from op.walk()
-
 
 _LOCATION = re.compile(r'\s*loc\((?:[^()"]|"(?:[^"\\]|\\.)*"|\((?:[^()"]|"(?:[^"\\]|\\.)*")*\))*\)')
 
@@ -899,9 +879,7 @@ def _text_without_locations(op: Operation) -> str:
     """An op's text with no source locations (for digests that survive unrelated edits)."""
     if isinstance(op, VerbatimOp):
         return _LOCATION.sub("", op.text.data)
-    out = StringIO()
-    Printer(stream=out, print_generic_format=True).print_op(op)
-    return out.getvalue()
+    return generic_text(op, locations=False)
 
 
 def _symbol_refs(attr: Attribute) -> Iterator[SymbolRefAttr]:
@@ -948,14 +926,12 @@ def lower_module(
 ) -> None:
     """Lower every group of `module` in place (the module must verify).
 
-    `base_dir` is where relative object paths resolve (for the groups' fingerprints).
-    """
+    `base_dir` is where relative object paths resolve (for the groups' fingerprints). What
+    the lowering creates is verified by IREE when the module is printed (`print_module`)."""
     if verify_input:
         verify_module(module)
     folder = None if base_dir is None else Path(base_dir)
-    lowering = Lowering(module, policy, load_decisions(cache), folder)
-    lowering.run()
-    verify_ops(lowering.changed_ops())
+    Lowering(module, policy, load_decisions(cache), folder).run()
 
 
 @contextmanager

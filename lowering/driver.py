@@ -63,7 +63,9 @@ def check_diagnostics(log: str, lowered: str = "") -> None:
     """Fail on any `error:` line that iree-compile printed; pass other output on."""
     error = first_error(log)
     if error is not None:
-        raise DiagnosticError(f"iree-compile reported an error: {name_generated_code(error, lowered)}")
+        raise DiagnosticError(
+            f"iree-compile reported an error: {name_generated_code(error, lowered)}"
+        )
     if log.strip():
         sys.stderr.write(log)
 

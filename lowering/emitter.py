@@ -12,6 +12,17 @@ from autotune_dialect import hal, util
 from autotune_runtime import interface
 
 
+def _stamp(op: Operation, location: Attribute) -> None:
+    """Give `op`, and what it nests, `location` where they have none (ops that have one
+    were added by an emitter, with what they nest)."""
+    if isinstance(op.location, UnknownLoc):
+        op.location = location
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    _stamp(inner, location)
+
+
 class Emitter:
     """Inserts ops into `block`, before `before` when given, else at its end; ops (and
     what they nest) without a location get `location`."""
@@ -29,9 +40,7 @@ class Emitter:
 
     def add(self, op: Operation) -> Operation:
         if self.location is not None:
-            for inner in op.walk():
-                if isinstance(inner.location, UnknownLoc):
-                    inner.location = self.location
+            _stamp(op, self.location)
         if self.before is not None:
             self.block.insert_op_before(op, self.before)
         else:

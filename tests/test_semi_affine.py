@@ -14,7 +14,9 @@ from autotune_dialect import parse_module, print_module
 from autotune_runtime.session import load
 from lowering import compile, lower_to_iree
 
-SEMI_AFFINE = re.compile(r"affine_map<\(\)\[s0, s1\] -> \(\(s0 ceildiv \d+\) \* \(s1 ceildiv \d+\)\)>")
+SEMI_AFFINE = re.compile(
+    r"affine_map<\(\)\[s0, s1\] -> \(\(s0 ceildiv \d+\) \* \(s1 ceildiv \d+\)\)>"
+)
 
 _GRID = re.compile(
     r"%v1 = arith.ceildivui %M, %c(\d+) : index\n"

@@ -242,7 +242,10 @@ def test_func_call_of_function_group_verifies():
     (call,) = [op for op in module.walk() if op_name(op) == "func.call"]
     assert call.properties["callee"].root_reference.data == "g"
     # A call of a different type is refused by the group, at the call.
-    bad = text.replace("func.call @g(%x, %s) : (tensor<4xf32>, f32)", "func.call @g(%x, %x) : (tensor<4xf32>, tensor<4xf32>)")
+    bad = text.replace(
+        "func.call @g(%x, %s) : (tensor<4xf32>, f32)",
+        "func.call @g(%x, %x) : (tensor<4xf32>, tensor<4xf32>)",
+    )
     with pytest.raises(DiagnosticError, match="call of group @g has type"):
         parse_module(bad, "func_call.mlir")
 
