@@ -1,17 +1,11 @@
-"""Scanning of MLIR text that is kept verbatim: balanced spans, alias expansion, re-indentation.
-
-Kernel modules and IREE attributes that the project does not interpret are stored as the
-text the user wrote. These helpers find where such text ends, replace references to
-attribute/type aliases (whose definitions are not printed again) by their values, and
-re-indent a captured block so that it nests in its new position.
-"""
+"""Scanning of MLIR text kept verbatim (`verbatim.op`): where an op with a region ends,
+and re-indenting a captured block so that it nests in its new position."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 _OPENERS = {"{": "}", "(": ")", "[": "]", "<": ">"}
-_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.")
 
 
 class ScanError(ValueError):
@@ -85,32 +79,6 @@ def _next_significant(text: str, pos: int) -> int:
         else:
             return pos
     return pos
-
-
-def substitute_aliases(text: str, resolve: Callable[[str], str | None]) -> str:
-    """Replace `#name` / `!name` alias references (no `.` in name, not followed by `<`).
-
-    `resolve` gets the reference with its sigil and returns replacement text, or None to
-    keep the reference as written. Strings and comments are left alone.
-    """
-    out: list[str] = []
-    last = 0
-    n = len(text)
-    for pos, ch in tokens_outside_literals(text):
-        if pos < last or ch not in "#!" or (pos and text[pos - 1] in _IDENT_CHARS):
-            continue
-        end = pos + 1
-        while end < n and text[end] in _IDENT_CHARS:
-            end += 1
-        name = text[pos:end]
-        if len(name) > 1 and "." not in name and (end >= n or text[end] != "<"):
-            replacement = resolve(name)
-            if replacement is not None:
-                out.append(text[last:pos])
-                out.append(replacement)
-                last = end
-    out.append(text[last:])
-    return "".join(out)
 
 
 def dedent_block(text: str) -> list[str]:

@@ -864,6 +864,13 @@ class Lowering:
         for group in self.groups.values():
             if group.policy in ("explicit", "init"):
                 for sample in group.op.sample_workloads():
+                    if group.arity is not None and len(sample) != group.arity:
+                        raise op_error(
+                            group.op,
+                            f"sample workloads have {len(sample)} values but the uses of "
+                            f"@{group.op.group_name} have {group.arity} (for a group of "
+                            "functions: the dynamic dimensions of its tensor arguments)",
+                        )
                     group.key_index(tuple(sample))
         for site in sites:
             self.lower_site(site)

@@ -165,3 +165,24 @@ def test_ipython_displays_ir_as_mlir(group_file):
 
 def test_console_scripts_are_installed():
     assert shutil.which(IREE_AUTOTUNE) and shutil.which(XDSL_OPT)
+
+
+def test_unexpected_failure_is_an_internal_error_without_traceback(
+    group_file, tmp_path, monkeypatch, capsys
+):
+    import lowering.cli as cli
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a defect")
+
+    monkeypatch.setattr(cli, "lower_to_iree", broken)
+    monkeypatch.setattr(cli.tempfile, "tempdir", str(tmp_path))
+    before = group_file.read_text()
+    assert cli.main(["lower", str(group_file), "-o", str(tmp_path / "out.mlir")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.startswith(f"{group_file}: error: internal error (RuntimeError: a defect)")
+    (report,) = tmp_path.glob("iree-autotune-crash-*.txt")
+    assert "RuntimeError: a defect" in report.read_text() and "Traceback" in report.read_text()
+    assert group_file.read_text() == before  # the input is kept as it was
+    assert not (tmp_path / "out.mlir").exists()
