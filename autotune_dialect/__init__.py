@@ -1,12 +1,14 @@
-"""The `autotune` MLIR dialect (xDSL) and the IREE ops it interoperates with.
+"""The `autotune` MLIR dialect (xDSL) and its bridge to IREE.
 
-Entry points: `parse_module` / `print_module` for text, `GroupOp` to build groups, and
-`make_context` for a context that knows every dialect of the project.
+Entry points: `parse_module` / `print_module` for text (IREE reads and prints it,
+docs/interop.md), `xdsl_text` for xDSL's syntax, `GroupOp` to build groups (and
+`autotune_dialect.variants` to make variants of a dispatch), and `make_context` for a
+context that reads the project's xDSL text.
 """
 
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
-from autotune_dialect.ir import make_context, parse_module, print_module, verify_module
+from autotune_dialect.ir import make_context, parse_module, print_module, verify_module, xdsl_text
 from autotune_dialect.notebook import register_if_interactive
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "parse_module",
     "print_module",
     "verify_module",
+    "xdsl_text",
 ]
 
 register_if_interactive()
