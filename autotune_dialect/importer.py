@@ -226,6 +226,8 @@ class Importer:
         attributes, inherent = self.op_attributes(op)
         location = self.location(op.location)
         if name == GroupOp.name:
+            if op.operands or op.results or op.regions or op.successors:
+                raise self.error(op, f"'{name}' op takes no operands, results or regions")
             try:
                 converted: Operation = GroupOp.from_attributes(attributes)
             except GroupAttributeError as err:
@@ -302,17 +304,21 @@ class Importer:
     def kernel(self, op: ir.Operation) -> VerbatimOp:
         text = kernel_text(op, self.filename)
         if GroupOp.name in text:
+            groups: list[ir.Operation] = []
 
-            def find(inner: ir.Operation):
+            def find(inner: ir.Operation) -> ir.WalkResult:
                 if inner.name == GroupOp.name:
-                    raise self.error(
-                        inner,
-                        f"'{GroupOp.name}' op cannot be inside a kernel module; place it "
-                        "beside the exports of the executable",
-                    )
+                    groups.append(inner)
+                    return ir.WalkResult.INTERRUPT
                 return ir.WalkResult.ADVANCE
 
             op.walk(find)
+            if groups:
+                raise self.error(
+                    groups[0],
+                    f"'{GroupOp.name}' op cannot be inside a kernel module; place it beside "
+                    "the exports of the executable",
+                )
         with self.context:
             arities = function_arities(op)
         kept = VerbatimOp(text, arities)

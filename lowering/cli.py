@@ -178,9 +178,10 @@ def internal_error(input_path: str | None) -> str:
         traceback.print_exc(file=report)
     where = f"{input_path}: " if input_path else ""
     name = kind.__name__ if kind is not None else "error"
+    summary = (str(value).strip().splitlines() or [""])[0][:200]
     return (
-        f"{where}error: internal error ({name}: {value}); this is a defect of iree-autotune, "
-        f"not of the input. Details: {report.name}"
+        f"{where}error: internal error ({name}: {summary}); this is a defect of "
+        f"iree-autotune, not of the input. Details: {report.name}"
     )
 
 
