@@ -13,7 +13,7 @@ from io import StringIO
 
 from iree.compiler import ir
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.builtin import ArrayAttr, Builtin, BytesAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -55,7 +55,22 @@ def _parse(text: str, is_type: bool) -> Attribute | None:
         return None
     if parser._current_token.kind != MLIRTokenKind.EOF:
         return None
-    return value
+    return _as_strings(value)
+
+
+def _as_strings(attr: Attribute) -> Attribute:
+    """xDSL reads a string literal with escapes (MLIR writes non-ASCII text as `\\C3\\BC`)
+    as bytes: text that is UTF-8 is a string, as it is for MLIR."""
+    if isinstance(attr, BytesAttr):
+        try:
+            return StringAttr(attr.data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return attr
+    if isinstance(attr, ArrayAttr):
+        return ArrayAttr([_as_strings(a) for a in attr.data])
+    if isinstance(attr, DictionaryAttr):
+        return DictionaryAttr({k: _as_strings(v) for k, v in attr.data.items()})
+    return attr
 
 
 @functools.lru_cache(maxsize=4096)

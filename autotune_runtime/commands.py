@@ -522,7 +522,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     module = _load(args)
     try:
-        if interface.TUNE_FUNCTION not in module.function_names:
+        if module.tune_function is None:
             what = "groups tune online as they run" if module.groups else "it has no groups"
             raise DiagnosticError(
                 f"{args.module} has no {interface.TUNE_FUNCTION} entry point (no group with the "

@@ -13,13 +13,34 @@ from autotune_runtime import interface
 from autotune_runtime.tuner import GroupInfo, Tuner
 
 
+def _reflected(module: rt.VmModule, key: str) -> dict[str, str]:
+    """Exported function name -> its reflection value for `key`, for functions that have
+    one (the lowering's metadata and entry points are found so, whatever their names)."""
+    found = {}
+    for name in module.function_names:
+        if name.startswith("__autotune"):
+            value = module.lookup_function(name).reflection.get(key)
+            if value is not None:
+                found[name] = value
+    return found
+
+
 def read_groups(module: rt.VmModule) -> dict[int, GroupInfo]:
-    """The groups a compiled module declares, from its `__autotune_metadata` function."""
-    if interface.METADATA_FUNCTION not in module.function_names:
+    """The groups a compiled module declares, from its metadata function."""
+    metadata = _reflected(module, interface.METADATA_KEY)
+    if not metadata:
         return {}
-    function = module.lookup_function(interface.METADATA_FUNCTION)
-    entries = json.loads(function.reflection.get(interface.METADATA_KEY, "[]"))
+    entries = json.loads(next(iter(metadata.values())))
     return {g.gid: g for g in map(GroupInfo.from_metadata, entries)}
+
+
+def entry_point(module: rt.VmModule, role: str) -> str | None:
+    """The name of the module's tuning entry point of `role` (`interface.TUNE_ENTRY` or
+    `interface.INIT_ENTRY`), if it has one."""
+    return next(
+        (name for name, value in _reflected(module, interface.ENTRY_KEY).items() if value == role),
+        None,
+    )
 
 
 def create_host_module(

@@ -20,9 +20,10 @@ the dynamic dimensions of a function group's tensor arguments).
 
 `view` arguments are `!hal.buffer_view` refs and come after the i64 arguments.
 
-Groups are numbered in the order of the module's `__autotune_metadata` reflection entry
+Groups are numbered in the order of the metadata function's reflection entry
 `autotune.groups` (a JSON list of groups: name, container, variants, policy, parameters,
-workload arity).
+workload arity, and the names of an explicit group's setter and getter). The metadata
+function is `__autotune_metadata` unless the module has a symbol of that name.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ METADATA_FUNCTION = "__autotune_metadata"
 METADATA_KEY = "autotune.groups"
 TUNE_FUNCTION = "__autotune"
 INIT_FUNCTION = "__autotune_init"  # tunes `init` groups; the runtime calls it at load
+ENTRY_KEY = "autotune.entry"
+"""Reflection key that marks the tuning entry points: `TUNE_ENTRY` or `INIT_ENTRY`."""
+TUNE_ENTRY = "tune"
+INIT_ENTRY = "init"
+# The names above are the ones the lowering asks for: a name a module already uses is
+# taken with a suffix (`__autotune_1`), so the runtime finds these functions by their
+# reflection (the metadata by METADATA_KEY, the entry points by ENTRY_KEY), not by name.
 MAX_WORKLOAD_ARITY = 8
 
 

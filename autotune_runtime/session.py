@@ -10,7 +10,7 @@ import numpy as np
 from autotune_runtime import interface
 from autotune_runtime.cache import TuningCache
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
-from autotune_runtime.host import create_host_module, read_groups
+from autotune_runtime.host import create_host_module, entry_point, read_groups
 from autotune_runtime.stats import StopRule
 from autotune_runtime.tuner import Tuner
 
@@ -56,8 +56,10 @@ class LoadedModule:
         self.host = create_host_module(self.config.vm_instance, self.tuner, self.config.device)
         self.context = rt.SystemContext(vm_modules=[self.host, self.module], config=self.config)
         self._functions = self.context.modules[self.module.name]
-        if interface.INIT_FUNCTION in self.module.function_names:
-            self._invoke(self._functions[interface.INIT_FUNCTION], ())  # `init` groups
+        self.tune_function = entry_point(self.module, interface.TUNE_ENTRY)
+        init = entry_point(self.module, interface.INIT_ENTRY)
+        if init is not None:
+            self._invoke(self._functions[init], ())  # `init` groups
 
     @property
     def function_names(self) -> list[str]:
@@ -96,9 +98,9 @@ class LoadedModule:
 
     def tune(self) -> None:
         """Run the module's `__autotune` entry point (groups with the explicit policy)."""
-        if interface.TUNE_FUNCTION not in self.module.function_names:
+        if self.tune_function is None:
             raise KeyError("the module has no __autotune entry point (no explicit groups)")
-        self._invoke(self._functions[interface.TUNE_FUNCTION], ())
+        self._invoke(self._functions[self.tune_function], ())
 
     def decisions(self) -> dict[tuple[str, tuple[int, ...]], str]:
         """Committed choices: (group, workload key) -> variant name."""

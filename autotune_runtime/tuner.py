@@ -37,7 +37,7 @@ class TuningWarning(UserWarning):
 
 @dataclass(frozen=True)
 class GroupInfo:
-    """A group as the lowered module describes it (`__autotune_metadata`)."""
+    """A group as the lowered module describes it (its metadata function)."""
 
     gid: int
     name: str
@@ -48,6 +48,9 @@ class GroupInfo:
     fingerprint: str = ""
     workload_arity: int = 0
     params: dict = field(default_factory=dict, hash=False, compare=False)
+    setter: str | None = None
+    """Exported function that sets an `explicit` group's choice (`getter` reads it)."""
+    getter: str | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -65,6 +68,8 @@ class GroupInfo:
             fingerprint=str(entry.get("fingerprint", "")),
             workload_arity=int(entry.get("workload_arity", 0)),
             params=dict(entry.get("params", {})),
+            setter=entry.get("setter"),
+            getter=entry.get("getter"),
         )
 
 

@@ -90,12 +90,6 @@ class Group:
         return self.container_name is not None
 
     @property
-    def qualified_name(self) -> str:
-        if self.container_name is None:
-            return self.op.group_name
-        return f"{self.container_name}.{self.op.group_name}"
-
-    @property
     def display_name(self) -> str:
         """`executable::group`, or `group` for a function group (the runtime's name)."""
         if self.container_name is None:
@@ -132,7 +126,9 @@ class Group:
         )
 
     def symbol(self, suffix: str) -> str:
-        return f"__autotune.{self.qualified_name}.{suffix}"
+        """The wanted name of a symbol of this group's state (`Lowering.fresh` makes it
+        unique): the group's number keeps groups apart whatever their names."""
+        return f"__autotune.g{self.gid}.{self.op.group_name}.{suffix}"
 
     @property
     def default_index(self) -> int:
@@ -191,7 +187,9 @@ class Lowering:
         self.decisions = decisions or []
         self.groups: dict[GroupOp, Group] = {}
         self.imports: dict[str, interface.ImportSignature] = {}
-        self.globals: dict[str, Operation] = {}
+        self.globals: dict[tuple[int, str], util.GlobalOp] = {}
+        self.taken = {name for op in module.body.ops if (name := symbol_name(op)) is not None}
+        self.accessors: dict[int, tuple[str, str]] = {}  # gid -> (setter, getter) names
         self.exports: list[Operation] = []
         self.validation_functions = 0  # made so far, numbering their names
 
@@ -345,15 +343,26 @@ class Lowering:
 
     # --- state ----------------------------------------------------------------------
 
-    def state_global(self, name: str, type_: Attribute, initial: int) -> str:
-        """A mutable global of the lowering's state (made on first use)."""
-        if name not in self.globals:
-            self.globals[name] = util.GlobalOp(name, type_, IntegerAttr(initial, type_), True)
-        return name
+    def fresh(self, name: str) -> str:
+        """`name`, or `name_N`: a module-level symbol name no other symbol has."""
+        candidate, n = name, 0
+        while candidate in self.taken:
+            n += 1
+            candidate = f"{name}_{n}"
+        self.taken.add(candidate)
+        return candidate
+
+    def state_global(self, group: Group, suffix: str, type_: Attribute, initial: int) -> str:
+        """A mutable global of a group's state (made on first use); its name."""
+        key = (group.gid, suffix)
+        if key not in self.globals:
+            name = self.fresh(group.symbol(suffix))
+            self.globals[key] = util.GlobalOp(name, type_, IntegerAttr(initial, type_), True)
+        return self.globals[key].sym_name.data
 
     def choice_global(self, group: Group, key_index: int) -> str:
         """The global holding a key's chosen variant, -1 until one is chosen."""
-        return self.state_global(group.symbol(f"k{key_index}.choice"), i32, -1)
+        return self.state_global(group, f"k{key_index}.choice", i32, -1)
 
     def host(
         self, em: Emitter, signature: interface.ImportSignature, args, views=()
@@ -419,8 +428,8 @@ class Lowering:
             hit = em.cmp("sge", choice, zero)
         else:
             group.uses_dynamic_cache = True
-            choice_name = self.state_global(group.symbol("dyn.choice"), i32, -1)
-            key_names = [self.state_global(group.symbol(f"dyn.w{i}"), i64, 0) for i in range(arity)]
+            choice_name = self.state_global(group, "dyn.choice", i32, -1)
+            key_names = [self.state_global(group, f"dyn.w{i}", i64, 0) for i in range(arity)]
             choice = em.value(util.GlobalLoadOp(choice_name, i32))
             conditions = [em.cmp("sge", choice, zero)]
             for name, value in zip(key_names, key, strict=True):
@@ -508,7 +517,7 @@ class Lowering:
         group's size: the chain is not repeated here (a copy of it per dispatch site made
         `iree-compile` 2.5x slower at 300 groups)."""
         group = site.group
-        name = group.symbol(f"validate{self.validation_functions}")
+        name = self.fresh(group.symbol(f"validate{self.validation_functions}"))
         self.validation_functions += 1
         operand_types = [o.type for o in site.op.operands]
         types = [r.type for r in site.op.results]
@@ -679,7 +688,10 @@ class Lowering:
             for key, index in list(group.keys.items()):
                 self.tune_key_until_committed(em, site, key, index)
         body.add_op(util.ReturnOp())
-        fn = util.FuncOp(interface.TUNE_FUNCTION, ([], []), Region(body), "public")
+        fn = util.FuncOp(self.fresh(interface.TUNE_FUNCTION), ([], []), Region(body), "public")
+        fn.attributes["iree.reflection"] = DictionaryAttr(
+            {interface.ENTRY_KEY: StringAttr(interface.TUNE_ENTRY)}
+        )
         self.exports.append(fn)
         for group, _ in tuned:
             self.setter_getter(group)
@@ -754,7 +766,10 @@ class Lowering:
                 choice = self.init_choice(em, site, key, samples)
                 em.add(util.GlobalStoreOp(choice, self.choice_global(group, index)))
         body.add_op(util.ReturnOp())
-        fn = util.FuncOp(interface.INIT_FUNCTION, ([], []), Region(body), "public")
+        fn = util.FuncOp(self.fresh(interface.INIT_FUNCTION), ([], []), Region(body), "public")
+        fn.attributes["iree.reflection"] = DictionaryAttr(
+            {interface.ENTRY_KEY: StringAttr(interface.INIT_ENTRY)}
+        )
         self.exports.append(fn)
 
     def init_choice(self, em: Emitter, site: Site, key: tuple[int, ...], samples: int):
@@ -778,21 +793,24 @@ class Lowering:
         return choice
 
     def setter_getter(self, group: Group) -> None:
-        suffix = group.qualified_name.replace(".", "_")
+        suffix = group.display_name.replace("::", "_")
+        setter_name = self.fresh(f"__autotune_set_{suffix}")
+        getter_name = self.fresh(f"__autotune_get_{suffix}")
+        self.accessors[group.gid] = (setter_name, getter_name)
         names = [self.choice_global(group, i) for i in group.keys.values()]
         setter = Block(arg_types=[i32])
-        em = Emitter(setter, location=group.location(f"@__autotune_set_{suffix}"))
+        em = Emitter(setter, location=group.location(f"@{setter_name}"))
         for name in names:
             em.add(util.GlobalStoreOp(setter.args[0], name))
         em.add(util.ReturnOp())
-        fn = util.FuncOp(f"__autotune_set_{suffix}", ([i32], []), Region(setter), "public")
+        fn = util.FuncOp(setter_name, ([i32], []), Region(setter), "public")
         fn.location = em.location
         self.exports.append(fn)
         getter = Block()
-        em = Emitter(getter, location=group.location(f"@__autotune_get_{suffix}"))
+        em = Emitter(getter, location=group.location(f"@{getter_name}"))
         value = em.value(util.GlobalLoadOp(names[0], i32)) if names else em.i32(-1)
         em.add(util.ReturnOp([value]))
-        fn = util.FuncOp(f"__autotune_get_{suffix}", ([], [i32]), Region(getter), "public")
+        fn = util.FuncOp(getter_name, ([], [i32]), Region(getter), "public")
         fn.location = em.location
         self.exports.append(fn)
 
@@ -807,27 +825,40 @@ class Lowering:
                 for k in ("warmup", "min_samples", "max_samples", "confidence", "tolerance")
                 if k in op.properties
             }
-            entries.append(
-                {
-                    "id": group.gid,
-                    "name": op.group_name,
-                    "fingerprint": group.fingerprint(self.base_dir),
-                    "container": group.container_name,
-                    "variants": group.variants,
-                    "reference": group.default_index,
-                    "policy": group.policy,
-                    "workload_arity": group.arity or 0,
-                    "keys": [list(k) for k in group.keys],
-                    "params": {k: v.value.data for k, v in params.items()},  # type: ignore
-                }
-            )
+            entry = {
+                "id": group.gid,
+                "name": op.group_name,
+                "fingerprint": group.fingerprint(self.base_dir),
+                "container": group.container_name,
+                "variants": group.variants,
+                "reference": group.default_index,
+                "policy": group.policy,
+                "workload_arity": group.arity or 0,
+                "keys": [list(k) for k in group.keys],
+                "params": {k: v.value.data for k, v in params.items()},  # type: ignore
+            }
+            if group.gid in self.accessors:
+                entry["setter"], entry["getter"] = self.accessors[group.gid]
+            entries.append(entry)
         return entries
+
+    def check_import_name(self, name: str) -> None:
+        """Host imports keep their names (the VM binds `@autotune.NAME` to the function
+        NAME of the host module): a symbol of the user's with such a name is an error."""
+        for op in self.module.body.ops:
+            if symbol_name(op) == name and not isinstance(op, GroupOp):
+                raise op_error(
+                    op,
+                    f"@{name} is the name of a function of the `{interface.HOST_MODULE}` host "
+                    "module, which the lowered module imports; rename this symbol",
+                )
 
     def finish(self) -> None:
         body = self.module.body.block
         first = body.first_op
         new_ops: list[Operation] = []
         for name, signature in sorted(self.imports.items()):
+            self.check_import_name(f"{interface.HOST_MODULE}.{name}")
             new_ops.append(
                 util.FuncOp.declaration(
                     f"{interface.HOST_MODULE}.{name}",
@@ -837,7 +868,8 @@ class Lowering:
             )
         new_ops += self.globals.values()
         if any(g.policy != "static" for g in self.groups.values()):
-            meta = util.FuncOp(interface.METADATA_FUNCTION, ([], []), None, "public")
+            name = self.fresh(interface.METADATA_FUNCTION)
+            meta = util.FuncOp(name, ([], []), None, "public")
             meta.body.block.add_op(util.ReturnOp())
             meta.attributes["iree.reflection"] = DictionaryAttr(
                 {interface.METADATA_KEY: StringAttr(json.dumps(self.metadata()))}

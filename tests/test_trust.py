@@ -1,0 +1,96 @@
+"""What users must be able to trust: no wrong result, no lost decision, no hang, no crash.
+One regression test per reproduced failure (docs/runtime.md and docs/lowering.md say what is
+guaranteed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from modules import tagged_module
+
+from autotune_runtime.session import load
+from lowering import compile
+from lowering.autotune_to_iree import lower_to_iree
+
+ZEROS = np.zeros(16, np.float32)
+
+
+def _body(text: str) -> str:
+    """The ops of a `module { ... }` text."""
+    return text.split("module {\n", 1)[1].rsplit("}", 1)[0]
+
+
+def colliding_module() -> str:
+    """Executable `@x` with group `@"a.b"` and executable `@"x.a"` with group `@b`: joined
+    with dots, their names are the same (`x.a.b`). Also user functions named like the
+    lowering's entry points, and a group name that is not ASCII."""
+    one = (
+        tagged_module(group_attrs='{policy = "explicit"}')
+        .replace("@tagged", "@x")
+        .replace("@add", '@"a.b"')
+        .replace("@run", "@run_one")
+    )
+    two = (
+        tagged_module(group_attrs='{policy = "explicit"}')
+        .replace("@tagged", '@"x.a"')
+        .replace("@add", "@b")
+        .replace("@run", "@run_two")
+    )
+    three = (
+        tagged_module(group_attrs='{policy = "explicit"}')
+        .replace("@tagged", "@t3")
+        .replace("@add", '@"grüppe"')
+        .replace("@run", "@run_three")
+    )
+    users = """  util.func public @__autotune_metadata() -> i32 {
+    %c = arith.constant 7 : i32
+    util.return %c : i32
+  }
+  util.func public @__autotune() -> i32 {
+    %c = arith.constant 8 : i32
+    util.return %c : i32
+  }
+"""
+    return "module {\n" + _body(one) + _body(two) + _body(three) + users + "}\n"
+
+
+def test_groups_whose_dotted_names_coincide_keep_their_own_state():
+    text = colliding_module()
+    lowered = lower_to_iree(text, policy="explicit", locations=False)
+    assert lowered.count("util.global private mutable @") == 3  # one choice per group
+    module = load(compile(text), device="local-sync")
+    try:
+        assert len(module.groups) == 3
+        by_name = {g.qualified_name: g for g in module.groups.values()}
+        assert set(by_name) == {"x::a.b", "x.a::b", "t3::grüppe"}
+        # The user's functions keep their names and results.
+        assert int(module.__autotune_metadata()) == 7
+        assert int(module.__autotune()) == 8
+        setters = {name: module.function(g.setter) for name, g in by_name.items()}
+        setters["x::a.b"](2)
+        setters["x.a::b"](0)
+        setters["t3::grüppe"](1)
+        for _ in range(3):
+            assert module.run_one(ZEROS)[0] == 3.0
+            assert module.run_two(ZEROS)[0] == 1.0
+            assert module.run_three(ZEROS)[0] == 2.0
+        module.tune()  # finds the entry point although `__autotune` is the user's
+        assert len(module.decisions()) == 3
+    finally:
+        module.close()
+
+
+def test_a_user_symbol_named_like_a_host_import_is_refused_at_that_symbol():
+    text = tagged_module(group_attrs='{policy = "online"}').replace(
+        "module {\n",
+        "module {\n  util.func private @autotune.now_ns() -> i64 {\n"
+        "    %c = arith.constant 0 : i64\n    util.return %c : i64\n  }\n",
+    )
+    from autotune_dialect import DiagnosticError
+
+    with pytest.raises(DiagnosticError) as info:
+        lower_to_iree(text, filename="imports.mlir")
+    assert str(info.value.location) == "imports.mlir:2:3"
+    assert "@autotune.now_ns is the name of a function of the `autotune` host module" in (
+        info.value.message
+    )
