@@ -254,10 +254,7 @@ class Lowering:
             em = Emitter(op.parent_block(), op, group.location("workload", op))
             for arg in op.operands:
                 if isinstance(arg.type, TensorType):
-                    for axis, size in enumerate(arg.type.get_shape()):
-                        if size < 0:
-                            index = em.const(axis, IndexType())
-                            workload.append(em.value(tensor.DimOp(arg, index)))
+                    workload.extend(em.dynamic_dims(arg))
         if group.arity is None:
             group.arity = len(workload)
         elif group.arity != len(workload):
@@ -490,16 +487,7 @@ class Lowering:
             # Yielding `results` as they are would keep one result buffer alive per call
             # (measured); through a barrier they are released. The barrier hides dynamic
             # dimensions, so they are tied again.
-            dims = [
-                [
-                    e.value(tensor.DimOp(r, e.const(axis, IndexType())))
-                    for axis, size in enumerate(r.type.get_shape())
-                    if size < 0
-                ]
-                if isinstance(r.type, TensorType)
-                else []
-                for r in results
-            ]
+            dims = [e.dynamic_dims(r) if isinstance(r.type, TensorType) else [] for r in results]
             kept = e.add(util.OptimizationBarrierOp(results)).results
             return [
                 e.value(flow.TensorTieShapeOp(k, d)) if d else k
@@ -557,11 +545,10 @@ class Lowering:
     def compare_results(self, em: Emitter, site, variant, results, expected, key, gid) -> None:
         dims = self.site_result_dims(site)
         for index in self.result_tensors(site):
-            shape = results[index].type.get_shape()
-            if any(d < 0 for d in shape) and not dims[index]:
-                continue  # a function result of unknown shape is not compared
-            got = em.view(results[index], dims[index])
-            want = em.view(expected[index], dims[index])
+            # A dispatch states its results' dynamic dimensions; a function's results carry
+            # their own (they may differ between the variant and the reference).
+            got = em.view(results[index], dims[index] or em.dynamic_dims(results[index]))
+            want = em.view(expected[index], dims[index] or em.dynamic_dims(expected[index]))
             signature = interface.compare(len(key))
             self.host(em, signature, [gid, variant, em.i32(index), *key], [got, want])
 

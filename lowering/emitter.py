@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, UnknownLoc, i1, i32, i64
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    UnknownLoc,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from autotune_dialect import hal, util
@@ -124,6 +133,15 @@ class Emitter:
             [self.to_i64(a) for a in args] + list(views),
             [kinds[k] for k in signature.results],
         )
+
+    def dynamic_dims(self, value: SSAValue) -> list[SSAValue]:
+        """`tensor.dim` of each dynamic dimension of a tensor value."""
+        assert isinstance(value.type, TensorType)
+        return [
+            self.value(tensor.DimOp(value, self.const(axis, IndexType())))
+            for axis, size in enumerate(value.type.get_shape())
+            if size < 0
+        ]
 
     def view(self, value: SSAValue, dims: Sequence[SSAValue]) -> SSAValue:
         """`hal.tensor.export`: a tensor as a `!hal.buffer_view` for the host."""

@@ -94,3 +94,50 @@ def test_a_user_symbol_named_like_a_host_import_is_refused_at_that_symbol():
     assert "@autotune.now_ns is the name of a function of the `autotune` host module" in (
         info.value.message
     )
+
+
+def _adder(name: str, extra: str) -> str:
+    t = "tensor<?xf32>"
+    return f"""  util.func private @{name}(%a: {t}, %b: {t}) -> {t} {{
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %a, %c0 : {t}
+    %e = tensor.empty(%n) : {t}
+    %r = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%a, %b : {t}, {t}) outs(%e : {t}) {{
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %s = arith.addf %x, %y : f32
+      %extra = arith.constant {extra} : f32
+      %t = arith.addf %s, %extra : f32
+      linalg.yield %t : f32
+    }} -> {t}
+    util.return %r : {t}
+  }}
+"""
+
+
+DYNAMIC_FUNCTION_GROUP = (
+    "module {\n"
+    + _adder("good", "0.0")
+    + _adder("wrong", "1.0")
+    + """  autotune.group @add variants([@good, @wrong]) {policy = "online"}
+  util.func public @main(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
+    %r = util.call @add(%a, %b) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+    util.return %r : tensor<?xf32>
+  }
+}
+"""
+)
+
+
+def test_a_wrong_variant_of_a_function_group_with_dynamic_results_is_rejected():
+    from autotune_runtime.tuner import TuningWarning
+
+    a = np.arange(8, dtype=np.float32)
+    b = np.full(8, 2.0, np.float32)
+    module = load(compile(DYNAMIC_FUNCTION_GROUP), device="local-sync", cache=False)
+    try:
+        with pytest.warns(TuningWarning, match="wrong of add disagrees with the reference"):
+            for _ in range(40):
+                np.testing.assert_array_equal(module.main(a, b), a + b)
+        assert module.decisions() == {("add", (8, 8)): "good"}  # both arguments' lengths
+    finally:
+        module.close()
