@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import iree.runtime as rt
@@ -66,18 +67,30 @@ class LoadedModule:
         return list(self.module.function_names)
 
     def function(self, name: str):
-        """A callable for an exported function (numpy arrays and scalars in and out)."""
+        """A callable for an exported function (numpy arrays and scalars in and out).
+
+        Scalar arguments are converted to the function's parameter types (a Python `2`
+        for an `f32` is 2.0); an argument that does not fit (2.5 for an `i32`, a wrong
+        count) is a `TypeError`. Results are numpy arrays that own their data: they stay
+        valid after `close()`."""
+        self._check_open()
         if name not in self.module.function_names:
             raise KeyError(
                 f"no function '{name}' in the module; it has: "
                 + ", ".join(n for n in self.module.function_names if not n.startswith("__"))
             )
         function = self._functions[name]
+        kinds = parameter_kinds(self.module.lookup_function(name))
 
         def call(*args):
-            return _to_numpy(self._invoke(function, args))
+            self._check_open()
+            return _to_numpy(self._invoke(function, convert_arguments(name, kinds, args)))
 
         return call
+
+    def _check_open(self) -> None:
+        if self.context is None:
+            raise RuntimeError("the module is closed; load it again to call its functions")
 
     def _invoke(self, function, args):
         """Call; when a variant under exploration fails, exclude it and call again."""
@@ -150,11 +163,53 @@ class LoadedModule:
 
 
 def _to_numpy(result):
+    """Results as numpy values that own their memory (a device array's host view would
+    point into buffers that `close()` releases)."""
     if isinstance(result, tuple):
         return tuple(_to_numpy(r) for r in result)
     if hasattr(result, "to_host"):
-        return np.asarray(result.to_host())
+        return np.array(result.to_host(), copy=True)
     return result
+
+
+_CCONV = re.compile(r"\(0([^_)]*)_")
+_SCALAR_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
+
+
+def parameter_kinds(function: rt.VmFunction) -> str | None:
+    """The VM calling convention of a function's parameters (`i` i32, `I` i64, `f` f32,
+    `F` f64, `r` ref), read from its description; None if it is not shown."""
+    match = _CCONV.search(repr(function))
+    if match is None:
+        return None
+    kinds = match.group(1)
+    return "" if kinds == "v" else kinds
+
+
+def convert_arguments(name: str, kinds: str | None, args: tuple) -> tuple:
+    """Arguments converted to a function's parameter kinds (`parameter_kinds`)."""
+    if kinds is None:
+        return args
+    if len(args) != len(kinds):
+        raise TypeError(f"{name} takes {len(kinds)} arguments, got {len(args)}")
+    out = []
+    for index, (kind, arg) in enumerate(zip(kinds, args, strict=True)):
+        scalar = _SCALAR_NAMES.get(kind)
+        if scalar is None:
+            out.append(arg)
+            continue
+        if isinstance(arg, np.ndarray) and arg.ndim == 0:
+            arg = arg.item()
+        if not isinstance(arg, int | float | np.integer | np.floating) or isinstance(arg, bool):
+            raise TypeError(
+                f"argument {index} of {name} is a scalar ({scalar}); got {type(arg).__name__}"
+            )
+        if kind in "iI" and float(arg) != int(arg):
+            raise TypeError(f"argument {index} of {name} is an integer ({scalar}); got {arg}")
+        # IREE packs a Python float as a float and an int as an integer (numpy scalars
+        # are not packed as values at all), whatever the parameter is: convert first.
+        out.append(int(arg) if kind in "iI" else float(arg))
+    return tuple(out)
 
 
 def load(

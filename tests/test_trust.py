@@ -141,3 +141,60 @@ def test_a_wrong_variant_of_a_function_group_with_dynamic_results_is_rejected():
         assert module.decisions() == {("add", (8, 8)): "good"}  # both arguments' lengths
     finally:
         module.close()
+
+
+AXPY = """util.func public @axpy(%alpha: f32, %x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x, %y : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %alpha, %a : f32
+    %s = arith.addf %m, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  util.return %r : tensor<4xf32>
+}
+"""
+
+
+def test_scalar_arguments_follow_the_function_signature():
+    x = np.arange(4, dtype=np.float32)
+    y = np.ones(4, np.float32)
+    expected = 2 * x + y
+    module = load(compile(AXPY), device="local-sync", cache=False)
+    try:
+        for alpha in (2, 2.0, np.float32(2), np.int64(2), np.array(2.0)):
+            np.testing.assert_array_equal(module.axpy(alpha, x, y), expected)
+        with pytest.raises(
+            TypeError, match="argument 0 of axpy is a scalar \\(f32\\); got ndarray"
+        ):
+            module.axpy(x, x, y)
+        with pytest.raises(TypeError, match="axpy takes 3 arguments, got 2"):
+            module.axpy(2.0, x)
+    finally:
+        module.close()
+
+
+def test_results_outlive_close_and_a_call_after_close_is_an_error(tmp_path):
+    import subprocess
+    import sys
+
+    vmfb = tmp_path / "axpy.vmfb"
+    vmfb.write_bytes(compile(AXPY))
+    script = f"""
+import numpy as np
+from autotune_runtime.session import load
+module = load({str(vmfb)!r}, device="local-sync", cache=False)
+x = np.arange(4, dtype=np.float32)
+results = [module.axpy(float(k), x, x) for k in range(50)]
+module.close()
+try:
+    module.axpy(1.0, x, x)
+except RuntimeError as err:
+    print("closed:", err)
+print("sum", float(sum(r.sum() for r in results)))
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr  # was 139 (segfault at exit)
+    assert "closed: the module is closed" in run.stdout
+    # sum over k of (k + 1) * sum(x) = 1275 * 6
+    assert f"sum {1275.0 * 6}" in run.stdout
