@@ -127,18 +127,18 @@ def kernel_modules(executable: Operation) -> list[Operation]:
 def kernel_arity(executable: Operation, name: str) -> int | None:
     """Number of arguments of the kernel function `@name` of an executable, if found."""
     for module in kernel_modules(executable):
-        if isinstance(module, VerbatimOp):
-            arity = module.function_arities().get(name)
-        else:
-            arity = next(
-                (
-                    counts[0]
-                    for op in module.body.ops
-                    if is_function(op) and symbol_name(op) == name
-                    if (counts := function_arity(op)) is not None
-                ),
-                None,
-            )
+        arity = kernel_arity_in(module, name)
         if arity is not None:
             return arity
+    return None
+
+
+def kernel_arity_in(module: Operation, name: str) -> int | None:
+    """Number of arguments of `func.func @name` in a kernel module, if it has one."""
+    if isinstance(module, VerbatimOp):
+        return module.function_arities().get(name)
+    for op in module.regions[0].blocks[0].ops:
+        if is_function(op) and symbol_name(op) == name:
+            counts = function_arity(op)
+            return None if counts is None else counts[0]
     return None

@@ -20,7 +20,14 @@ from autotune_dialect.autotune import Autotune, GroupOp
 from autotune_dialect.diagnostics import op_error
 from autotune_dialect.flow import Flow
 from autotune_dialect.hal import HAL
-from autotune_dialect.interop import attribute, is_executable, op_name
+from autotune_dialect.interop import (
+    attribute,
+    is_executable,
+    kernel_arity_in,
+    kernel_function_name,
+    kernel_modules,
+    op_name,
+)
 from autotune_dialect.symbols import lookup_symbol, symbol_index
 from autotune_dialect.util import Util
 from autotune_dialect.verbatim import Verbatim, VerbatimOp
@@ -63,7 +70,7 @@ def verify_module(module: Operation, source: str | None = None) -> None:
     with symbol_index():
         for op in module.walk():
             if isinstance(op, UnregisteredOp | VerbatimOp):
-                if op_name(op) == "func.call":
+                if op_name(op) in _CHECKED_IREE_OPS:
                     _checked(op, check_references, source)
                 continue
             _checked(op, lambda o: (o.verify(verify_nested_ops=False), check_references(o)), source)
@@ -76,10 +83,17 @@ def _checked(op: Operation, check, source: str | None) -> None:
         raise op_error(op, str(err).split("\n", 1)[0], source) from None
 
 
+_CHECKED_IREE_OPS = frozenset({"func.call", "flow.executable.export", "hal.executable.export"})
+
+
 def check_references(op: Operation) -> None:
-    """What IREE cannot check about a dispatch or call of a group (and a dispatch of an
-    export that its executable lacks, which crashes `iree-compile`)."""
+    """What IREE cannot check about a dispatch or call of a group, and what crashes
+    `iree-compile` instead of being reported: a dispatch of an export that its executable
+    lacks, an export whose kernel function its executable lacks."""
     name = op_name(op)
+    if name in ("flow.executable.export", "hal.executable.export"):
+        check_kernel_function(op)
+        return
     if name == "flow.dispatch":
         entries = attribute(op, "entry_points")
         for entry in getattr(entries, "data", ()):
@@ -108,6 +122,20 @@ def xdsl_text(op: Operation) -> str:
     out = StringIO()
     Printer(stream=out).print_op(op)
     return out.getvalue() + "\n"
+
+
+def check_kernel_function(export: Operation) -> None:
+    """An export of an executable with kernel modules must name one of their functions."""
+    executable = export.parent_op()
+    kernel = kernel_function_name(export)
+    if not is_executable(executable) or kernel is None:
+        return
+    assert executable is not None
+    modules = kernel_modules(executable)
+    if modules and all(kernel_arity_in(module, kernel) is None for module in modules):
+        raise VerifyException(
+            f"runs kernel function @{kernel}, which the executable's module does not define"
+        )
 
 
 def print_module(op: Operation, locations: bool = False) -> str:

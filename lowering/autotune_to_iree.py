@@ -378,9 +378,9 @@ class Lowering:
         if policy == "static":
             new = em.add(self.variant_op(site, self.static_choice(site)))
             results = list(new.results)
-        elif policy == "online":
+        elif policy == "online" and not _in_initializer(op):
             results = self.tie_shapes(em, site, self.lower_online(em, site))
-        else:
+        else:  # explicit, init, and online groups used while the module loads
             results = self.tie_shapes(em, site, self.lower_stored(em, site))
         for old, new_value in zip(op.results, results, strict=True):
             old.replace_all_uses_with(new_value)
@@ -906,6 +906,18 @@ def _text_without_locations(op: Operation) -> str:
     if isinstance(op, VerbatimOp):
         return _LOCATION.sub("", op.text.data)
     return generic_text(op, locations=False)
+
+
+def _in_initializer(op: Operation) -> bool:
+    """Whether `op` runs in a `util.initializer`: there, when the module loads, an online
+    group runs its stored choice or reference (IREE 3.13 cannot build the exploration's
+    calls and validation there), like an explicit one."""
+    parent = op.parent_op()
+    while parent is not None:
+        if op_name(parent) == "util.initializer":
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def _symbol_refs(attr: Attribute) -> Iterator[SymbolRefAttr]:

@@ -198,3 +198,87 @@ print("sum", float(sum(r.sum() for r in results)))
     assert "closed: the module is closed" in run.stdout
     # sum over k of (k + 1) * sum(x) = 1275 * 6
     assert f"sum {1275.0 * 6}" in run.stdout
+
+
+def _plus(kind: str, name: str, tag: float) -> str:
+    ret = "util.return" if kind == "util.func" else "return"
+    return f"""  {kind} private @{name}(%x: tensor<4xf32>) -> tensor<4xf32> {{
+    %e = tensor.empty() : tensor<4xf32>
+    %r = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {{
+    ^bb0(%a: f32, %o: f32):
+      %t = arith.constant {tag} : f32
+      %s = arith.addf %a, %t : f32
+      linalg.yield %s : f32
+    }} -> tensor<4xf32>
+    {ret} %r : tensor<4xf32>
+  }}
+"""
+
+
+@pytest.mark.parametrize("kinds", [("func.func", "func.func"), ("func.func", "util.func")])
+@pytest.mark.parametrize("policy", ["explicit", "online", "static"])
+def test_groups_of_func_func_variants_called_with_util_call_and_func_call(kinds, policy):
+    text = (
+        "module {\n"
+        + _plus(kinds[0], "f1", 1.0)
+        + _plus(kinds[1], "f2", 2.0)
+        + f'  autotune.group @f variants([@f1, @f2]) {{policy = "{policy}", tolerance = 10.0}}\n'
+        + """  util.func public @via_util(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %r = util.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    util.return %r : tensor<4xf32>
+  }
+  func.func @via_func(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %r = func.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    return %r : tensor<4xf32>
+  }
+}
+"""
+    )
+    zeros = np.zeros(4, np.float32)
+    module = load(compile(text, policy=policy), device="local-sync", cache=False)
+    try:
+        if policy == "explicit":
+            (group,) = module.groups.values()
+            for index, tag in ((0, 1.0), (1, 2.0)):
+                module.function(group.setter)(index)
+                assert module.via_util(zeros)[0] == tag
+                assert module.via_func(zeros)[0] == tag
+        else:
+            for _ in range(10):
+                assert module.via_util(zeros)[0] in (1.0, 2.0)
+                assert module.via_func(zeros)[0] in (1.0, 2.0)
+    finally:
+        module.close()
+
+
+def initializer_module() -> str:
+    """A group dispatched from a `util.initializer` (its result cached in a global) and
+    from a function."""
+    text = tagged_module(group_attrs="{}")
+    return text.replace(
+        "  util.func public @run",
+        """  util.global private @input = dense<1.0> : tensor<16xf32>
+  util.global private @cached : tensor<16xf32>
+  util.initializer {
+    %z = util.global.load @input : tensor<16xf32>
+    %r = flow.dispatch @tagged::@add(%z) : (tensor<16xf32>) -> tensor<16xf32>
+    util.global.store %r, @cached : tensor<16xf32>
+    util.return
+  }
+  util.func public @get() -> tensor<16xf32> {
+    %v = util.global.load @cached : tensor<16xf32>
+    util.return %v : tensor<16xf32>
+  }
+  util.func public @run""",
+    )
+
+
+@pytest.mark.parametrize("policy", ["online", "explicit", "init", "static"])
+def test_a_group_dispatched_from_an_initializer_compiles_and_runs(policy):
+    module = load(compile(initializer_module(), policy=policy), device="local-sync", cache=False)
+    try:
+        # While the module loads, the reference (the first variant, +1) runs.
+        np.testing.assert_array_equal(module.get(), np.full(16, 2.0, np.float32))
+        assert module.run(ZEROS)[0] in (1.0, 2.0, 3.0)
+    finally:
+        module.close()
