@@ -873,10 +873,38 @@ class Lowering:
             group.detach()
             group.erase()
 
+    def check_call_cycles(self) -> None:
+        """Refuse recursion through a group of functions (a variant calling its own group,
+        or groups calling each other): `iree-compile` never finishes on recursive calls."""
+        groups = {g.op.group_name: g for g in self.groups.values() if g.container_name is None}
+        if not groups:
+            return
+        calls: dict[str, list[str]] = {name: list(g.variants) for name, g in groups.items()}
+        for op in self.module.body.ops:
+            name = symbol_name(op)
+            if name is None or not interop.is_function(op):
+                continue
+            callees = calls.setdefault(name, [])
+            for inner in op.walk():
+                callee = attribute(inner, "callee")
+                if op_name(inner) in ("util.call", "func.call") and isinstance(
+                    callee, SymbolRefAttr
+                ):
+                    callees.append(callee.root_reference.data)
+        for start, group in groups.items():
+            path = _cycle_from(start, calls)
+            if path is not None:
+                raise op_error(
+                    group.op,
+                    "is called by its own variants (" + " -> ".join(f"@{n}" for n in path) + "); "
+                    "recursion through a group cannot be built by iree-compile",
+                )
+
     def run(self) -> None:
         self.collect_groups()
         if not self.groups:
             return
+        self.check_call_cycles()
         with symbol_index():
             sites = self.collect_sites()
         self.check_other_uses({site.op for site in sites})
@@ -906,6 +934,21 @@ def _text_without_locations(op: Operation) -> str:
     if isinstance(op, VerbatimOp):
         return _LOCATION.sub("", op.text.data)
     return generic_text(op, locations=False)
+
+
+def _cycle_from(start: str, calls: dict[str, list[str]]) -> list[str] | None:
+    """A call path from `start` back to `start`, if there is one (depth first, iterative)."""
+    stack = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        name, path = stack.pop()
+        for callee in calls.get(name, ()):
+            if callee == start:
+                return [*path, start]
+            if callee not in seen:
+                seen.add(callee)
+                stack.append((callee, [*path, callee]))
+    return None
 
 
 def _in_initializer(op: Operation) -> bool:

@@ -14,11 +14,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iree.compiler import CompilerToolError, compile_str, ir
+from iree.compiler import ir
 
 from autotune_dialect.bridge import iree_context
 from autotune_dialect.diagnostics import DiagnosticError
-from lowering.driver import first_error, target_flags
+from lowering.driver import failure_summary, first_error, run_iree_compile, target_flags
 
 _DISTRIBUTION = re.compile(r"distribution = \[([^\]]*)\]")
 _CACHE_PARALLEL = re.compile(r"cache_parallel = \[[^\]]*\](, )?")
@@ -63,11 +63,9 @@ def default_configs(
     has a root op with distribution tiles."""
     flags = [*target_flags(target, arch), "--compile-from=flow"]
     flags.append("--compile-to=executable-configurations")
-    try:
-        configured = compile_str(flow_text, extra_args=flags)
-    except CompilerToolError as err:
-        raise DiagnosticError(first_error(str(err)) or "iree-compile failed") from None
-    assert isinstance(configured, bytes)
+    returncode, configured, log = run_iree_compile(flow_text, flags)
+    if returncode != 0:
+        raise DiagnosticError(first_error(log) or failure_summary(log, returncode))
     configs: dict[str, DispatchConfig] = {}
     with iree_context():
         module = ir.Module.parse(configured.decode())

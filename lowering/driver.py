@@ -1,14 +1,22 @@
-"""Compile driver: lowered IR to a `.vmfb` through `iree.compiler`'s Python API."""
+"""Compile driver: lowered IR to a `.vmfb` with the stock `iree-compile` of the wheel.
+
+`iree-compile` runs as a child process in a session of its own that the kernel ends when
+this process dies (however it dies: interrupted, terminated or killed), so that no
+compile outlives the command that started it.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import io
+import ctypes
+import os
 import re
+import signal
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from iree.compiler import CompilerToolError, compile_str
+from iree.compiler.tools.binaries import find_tool
 
 from autotune_dialect.diagnostics import DiagnosticError
 from lowering.autotune_to_iree import lower_to_iree
@@ -16,7 +24,6 @@ from lowering.autotune_to_iree import lower_to_iree
 TARGETS = ("llvm-cpu", "cuda")
 DEFAULT_CUDA_ARCH = "sm_80"
 _ERROR_LINE = re.compile(r"^(?P<where>[^\n]*?:\d+:\d+: )?error: (?P<message>.*)$", re.MULTILINE)
-_EXIT_CODE = re.compile(r"^Error code: (-?\d+)$", re.MULTILINE)
 _CRASHED_PASS = re.compile(r"::(\w+Pass)::runOnOperation\(\)")
 
 
@@ -45,18 +52,46 @@ def compile_lowered(
     if object_dir is not None:
         flags.append(f"--iree-hal-executable-object-search-path={Path(object_dir).resolve()}")
     flags += extra_args or []
-    diagnostics = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(diagnostics):
-            result = compile_str(text, extra_args=flags)
-    except CompilerToolError as err:
-        error = first_error(str(err))
+    returncode, result, log = run_iree_compile(text, flags)
+    if returncode != 0:
+        error = first_error(log)
         raise DiagnosticError(
-            failure_summary(str(err)) if error is None else name_generated_code(error, text)
-        ) from None
-    check_diagnostics(diagnostics.getvalue(), text)
-    assert isinstance(result, bytes)
+            failure_summary(log, returncode) if error is None else name_generated_code(error, text)
+        )
+    check_diagnostics(log, text)
     return result
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: a session of its own, killed when its parent dies."""
+    os.setsid()
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def run_iree_compile(text: str, flags: list[str]) -> tuple[int, bytes, str]:
+    """(exit code, the module, what iree-compile printed) for IR text and flags."""
+    with tempfile.TemporaryDirectory(prefix="iree-autotune-") as folder:
+        output = Path(folder) / "module.vmfb"
+        process = subprocess.Popen(
+            [find_tool("iree-compile"), "-", *flags, "-o", str(output)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
+        )
+        try:
+            log, _ = process.communicate(text.encode())
+        except BaseException:  # interrupted: the compile must not live on
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+        module = output.read_bytes() if output.exists() else b""
+    return process.returncode, module, log.decode(errors="replace")
 
 
 def check_diagnostics(log: str, lowered: str = "") -> None:
@@ -70,16 +105,14 @@ def check_diagnostics(log: str, lowered: str = "") -> None:
         sys.stderr.write(log)
 
 
-def failure_summary(report: str) -> str:
+def failure_summary(report: str, returncode: int) -> str:
     """One line for an `iree-compile` failure that printed no `error:` diagnostic (a
     crash): its exit code and the compiler pass it died in, when the stack dump names one."""
-    code = _EXIT_CODE.search(report)
     where = _CRASHED_PASS.search(report)
     return (
         "iree-compile "
         + (f"crashed in {where.group(1)}" if where else "failed")
-        + (f" (exit code {code.group(1)})" if code else "")
-        + "; rerun with IREE_SAVE_TEMPS=DIR to keep its reproducer"
+        + f" (exit code {returncode}); `iree-autotune lower` writes the IR it was given"
     )
 
 
