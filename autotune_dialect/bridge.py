@@ -55,8 +55,42 @@ def diagnostic(err: ir.MLIRError, filename: str, source: str | None) -> Diagnost
     return DiagnosticError(first.message, where, shown)
 
 
+MAX_NESTING = 1000
+"""Deepest nesting of brackets (regions, attribute lists) read: IREE's parser recurses
+once per level and overflows its stack on absurd depths (20000), which would end this
+process."""
+
+
+def check_nesting(text: str, filename: str) -> None:
+    """A located error when `()`, `[]` and `{}` nest deeper than `MAX_NESTING`."""
+    brackets = re.sub(r"[^()\[\]{}]+", "", text)
+    for _ in range(MAX_NESTING):
+        fewer = brackets.replace("()", "").replace("[]", "").replace("{}", "")
+        if fewer == brackets:
+            return  # all levels removed (or unbalanced: IREE reports that)
+        brackets = fewer
+    if not re.search(r"\(\)|\[\]|\{\}", brackets):
+        return
+    depth = 0
+    for match in re.finditer(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[()\[\]{}]', text):
+        token = match.group()
+        if token in "([{":
+            depth += 1
+            if depth > MAX_NESTING:
+                where = SourceLocation.from_offset(filename, text, match.start())
+                raise DiagnosticError(
+                    f"brackets nest deeper than {MAX_NESTING} levels here; iree-autotune reads "
+                    f"at most {MAX_NESTING}",
+                    where,
+                    text,
+                )
+        elif token in ")]}":
+            depth -= 1
+
+
 def parse_iree(text: str, filename: str, context: ir.Context) -> ir.Operation:
     """IREE's module of `text` (parsed and verified), locations under `filename`."""
+    check_nesting(text, filename)
     generic = to_generic(text, filename)
     with context:
         try:

@@ -6,7 +6,9 @@ project's ops for what the lowering reads or rewrites and IREE's other ops kept 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from io import StringIO
 
 from xdsl.context import Context
@@ -53,14 +55,31 @@ def make_context(allow_unregistered: bool = True) -> Context:
     return ctx
 
 
+RECURSION_LIMIT = 20_000
+"""Python frames that deep IR needs: the import, walks and printing recurse a few frames
+per level of nesting, and `bridge.MAX_NESTING` levels are read."""
+
+
+@contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Let Python recurse as deep as the IR the project reads (restored afterwards)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 def parse_module(text: str, filename: str = "<input>", verify: bool = True) -> ModuleOp:
     """Parse MLIR text (anything IREE reads, plus groups); raise `DiagnosticError`
     (file:line:col) on bad input."""
     from autotune_dialect.bridge import read_module
 
-    module = read_module(text, filename)
-    if verify:
-        verify_module(module, text)
+    with deep_recursion():
+        module = read_module(text, filename)
+        if verify:
+            verify_module(module, text)
     return module
 
 
@@ -120,7 +139,8 @@ def xdsl_text(op: Operation) -> str:
     in generic form, kept text as `verbatim` ops and attributes. The stock `xdsl-opt`
     reads it with `--allow-unregistered-dialect`."""
     out = StringIO()
-    Printer(stream=out).print_op(op)
+    with deep_recursion():
+        Printer(stream=out).print_op(op)
     return out.getvalue() + "\n"
 
 
@@ -144,5 +164,6 @@ def print_module(op: Operation, locations: bool = False) -> str:
     if isinstance(op, ModuleOp):
         from autotune_dialect.bridge import iree_text
 
-        return iree_text(op, locations)
+        with deep_recursion():
+            return iree_text(op, locations)
     return xdsl_text(op)

@@ -56,7 +56,7 @@ from autotune_dialect.bridge import iree_text
 from autotune_dialect.diagnostics import DiagnosticError, op_error
 from autotune_dialect.generic_text import generic_text
 from autotune_dialect.interop import attribute, op_name, symbol_name
-from autotune_dialect.ir import parse_module, verify_module
+from autotune_dialect.ir import deep_recursion, parse_module, verify_module
 from autotune_dialect.mlir_text import parse_attribute_text
 from autotune_dialect.symbols import lookup_symbol, symbol_index
 from autotune_dialect.verbatim import VerbatimOp
@@ -1009,10 +1009,11 @@ def lower_module(
 
     `base_dir` is where relative object paths resolve (for the groups' fingerprints). What
     the lowering creates is verified by IREE when the module is printed (`print_module`)."""
-    if verify_input:
-        verify_module(module)
-    folder = None if base_dir is None else Path(base_dir)
-    Lowering(module, policy, load_decisions(cache), folder).run()
+    with deep_recursion():
+        if verify_input:
+            verify_module(module)
+        folder = None if base_dir is None else Path(base_dir)
+        Lowering(module, policy, load_decisions(cache), folder).run()
 
 
 @contextmanager
@@ -1069,7 +1070,7 @@ def lower_to_iree(
     check that every executable can be built for it (`check_object_targets`). With
     `locations` (the default) every op names its place in the input (`loc(...)`), so that
     `iree-compile` reports errors in the user's file."""
-    with cyclic_gc_paused():
+    with cyclic_gc_paused(), deep_recursion():
         module = parse_module(text, filename)
         if target is not None:
             check_object_targets(module, target, text)

@@ -345,3 +345,54 @@ def test_ending_iree_autotune_ends_its_iree_compile(how, tmp_path):
         time.sleep(0.05)
     assert not any(_alive(c) for c in children), f"iree-compile outlived iree-autotune ({how})"
     assert not (tmp_path / "m.vmfb").exists()
+
+
+def _nested_ifs(depth: int, error: bool = False) -> str:
+    lines = ["util.func public @f(%c: i1, %x: i32) -> i32 {"]
+    for level in range(depth):
+        lines.append(" " * (level + 2) + "scf.if %c {")
+    inner = " " * (depth + 2)
+    lines.append(inner + "%y = arith.addi %x, %x : i32")
+    if error:
+        lines.append(inner + "%z = arith.addi %x, %nope : i32")
+    for level in reversed(range(depth)):
+        lines.append(" " * (level + 2) + "}")
+    lines.append("  util.return %x : i32\n}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("depth", [150, 990])
+def test_deep_valid_nesting_is_read_lowered_and_printed(depth):
+    from autotune_dialect import parse_module, print_module, xdsl_text
+
+    text = _nested_ifs(depth)
+    lowered = lower_to_iree(text, filename="deep.mlir", locations=False)
+    assert lowered.count("scf.if") == depth
+    module = parse_module(text, "deep.mlir")
+    assert xdsl_text(module).count("scf.if") == depth
+    assert print_module(module).count("scf.if") == depth
+
+
+def test_an_error_deep_inside_is_located():
+    from autotune_dialect import DiagnosticError
+
+    with pytest.raises(DiagnosticError) as info:
+        lower_to_iree(_nested_ifs(400, error=True), filename="deep.mlir")
+    assert str(info.value.location).startswith("deep.mlir:403:")
+    assert "undeclared SSA value" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        (_nested_ifs(2000), 1001),
+        ("util.global private @g = " + "[" * 20000 + "1" + "]" * 20000 + " : i32\n", 1),
+    ],
+    ids=["regions", "attribute"],
+)
+def test_absurd_nesting_is_a_located_error(text, line):
+    from autotune_dialect import DiagnosticError
+
+    with pytest.raises(DiagnosticError, match="nest deeper than 1000 levels") as info:
+        lower_to_iree(text, filename="absurd.mlir")
+    assert info.value.location.line == line
