@@ -114,6 +114,7 @@ def parse_input(spec: str) -> np.ndarray:
         raise InputError("expected SHAPExTYPE=VALUES (e.g. 4xf32=1 2 3 4) or @FILE.npy")
     type_text, values = spec.split("=", 1)
     shape, dtype = _parse_type(type_text.strip())
+    _check_size(shape, dtype)
     if values.strip().startswith("@"):
         return _load_raw(values.strip()[1:], shape, dtype)
     tokens = [t for t in re.split(r"[\s,\[\]]+", values) if t]
@@ -130,6 +131,20 @@ def parse_input(spec: str) -> np.ndarray:
         )
     array = np.array(elements, dtype=dtype)
     return np.full(shape, array[0], dtype) if len(tokens) == 1 else array.reshape(shape)
+
+
+def _check_size(shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """Refuse an input larger than this machine's memory before allocating it."""
+    size = math.prod(shape) * np.dtype(dtype).itemsize
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if size > memory:
+        raise InputError(
+            f"shape {_shape_text(shape)} needs {size / 2**30:.1f} GiB, more than this "
+            f"machine's memory ({memory / 2**30:.1f} GiB)"
+        )
 
 
 def _shape_text(shape: tuple[int, ...]) -> str:

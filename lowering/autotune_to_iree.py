@@ -989,9 +989,16 @@ def load_decisions(path: str | Path | None) -> list[dict]:
     if path is None:
         return []
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise DiagnosticError(f"cannot read tuning cache file {path}: {err}") from None
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise DiagnosticError(f"cannot read tuning cache file {path}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise DiagnosticError(
+            f"tuning cache file {path} is not UTF-8 text (byte {err.start}); expected the JSON "
+            "that `iree-autotune cache export` writes"
+        ) from None
+    except json.JSONDecodeError as err:
+        raise DiagnosticError(f"tuning cache file {path} is not JSON ({err})") from None
     decisions = data.get("decisions") if isinstance(data, dict) else None
     if not isinstance(decisions, list):
         raise DiagnosticError(f"tuning cache file {path} has no 'decisions' list")

@@ -7,6 +7,7 @@ reaches the user, and no output file is written for a failed command.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import traceback
@@ -72,10 +73,18 @@ def cmd_xdsl(args: argparse.Namespace) -> int:
 
 
 def _emit(output: str | None, text: str) -> None:
-    if output in (None, "-"):
-        sys.stdout.write(text)
-    else:
+    if output not in (None, "-"):
         _write(output, text)
+        return
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as err:
+        # What could not be written goes nowhere, so that exiting does not try again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        raise DiagnosticError(f"cannot write the output: {err.strerror}") from None
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
@@ -161,8 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print("error: out of memory", file=sys.stderr)
+        return 1
     except Exception:  # noqa: BLE001 - a defect of the project, reported without a traceback
-        print(internal_error(getattr(args, "input", None)), file=sys.stderr)
+        source = getattr(args, "input", None)
+        print(
+            internal_error(source if isinstance(source, str) else getattr(args, "module", None)),
+            file=sys.stderr,
+        )
         return 1
 
 

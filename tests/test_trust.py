@@ -396,3 +396,44 @@ def test_absurd_nesting_is_a_located_error(text, line):
     with pytest.raises(DiagnosticError, match="nest deeper than 1000 levels") as info:
         lower_to_iree(text, filename="absurd.mlir")
     assert info.value.location.line == line
+
+
+def _cli(*args: str, **kwargs):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tool = str(Path(sys.executable).parent / "iree-autotune")
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([tool, *args], text=True, **kwargs)
+
+
+def test_cli_reports_a_cache_export_that_is_not_utf8(tmp_path):
+    from modules import EXAMPLES
+
+    bad = tmp_path / "decisions.json"
+    bad.write_bytes(b'\xff\xfe{"decisions": []}')
+    run = _cli("lower", str(EXAMPLES / "matmul_cpu.mlir"), "--cache", str(bad), "-o", "-")
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"error: tuning cache file {bad} is not UTF-8 text (byte 0)")
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
+def test_cli_reports_a_full_disk_on_standard_output():
+    from modules import EXAMPLES
+
+    with open("/dev/full", "w") as full:
+        run = _cli("lower", str(EXAMPLES / "matmul_cpu.mlir"), stdout=full)
+    assert run.returncode == 1
+    assert run.stderr == "error: cannot write the output: No space left on device\n"
+
+
+def test_cli_refuses_an_input_larger_than_memory(tmp_path):
+    vmfb = tmp_path / "axpy.vmfb"
+    vmfb.write_bytes(compile(AXPY))
+    run = _cli("run", str(vmfb), "--input", "f32=2", "--input", "99999999999xf32=0")
+    assert run.returncode == 1
+    assert "shape 99999999999 needs 372.5 GiB, more than this machine's memory" in run.stderr
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr
