@@ -1,15 +1,28 @@
 """Persistent tuning cache: decisions and per-variant statistics in SQLite.
 
-One row per `CacheKey`. The database runs in WAL mode with a busy timeout, and every write
-is one short transaction, so several processes can tune into the same file at once. A file
-that is not a readable cache is moved aside (with a warning) and a new one is started; a
-location that cannot be written gives one warning and an in-memory cache.
+One row per `CacheKey`. The database runs in WAL mode, every write is one short
+transaction, and several processes can tune into one file at once. What is guaranteed
+(docs/runtime.md):
+
+- A file held by another process is never treated as damaged: a decision that cannot be
+  written before the busy timeout is kept and written later (at the next decision, and
+  when the cache is closed, which waits for the file).
+- Only a file proven damaged (an SQLite file whose `PRAGMA quick_check` fails, or a
+  cache file at the default location that is not an SQLite file at all) is moved aside,
+  with its `-wal` and `-shm`, under a name of its own; nothing is deleted. A file that is
+  not a cache of this program (another format, another SQLite schema) is refused
+  (`NotACacheError`) and left as it is.
+- A read-only file is read; decisions are then kept in memory.
+- A damaged row (its statistics are not JSON, or its page cannot be read) is skipped with
+  one warning; the rest of the cache keeps serving.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import secrets
 import sqlite3
 import time
 import warnings
@@ -20,6 +33,10 @@ from pathlib import Path
 SCHEMA_VERSION = 2
 ENV_VAR = "IREE_AUTOTUNE_CACHE"
 EXPORT_FORMAT = "iree-autotune-cache"
+SQLITE_HEADER = b"SQLite format 3\x00"
+DEFAULT_BUSY_TIMEOUT_S = 10.0
+CLOSE_TIMEOUT_S = 600.0
+"""How long `close()` waits for a busy file to take the decisions not yet written."""
 
 
 class CacheWarning(UserWarning):
@@ -28,6 +45,10 @@ class CacheWarning(UserWarning):
 
 class NewerSchemaError(sqlite3.DatabaseError):
     """The file was written by a newer version of this program: leave it alone."""
+
+
+class NotACacheError(ValueError):
+    """The file is not a tuning cache of this program; it is left untouched."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +94,15 @@ def default_path() -> Path:
     return Path(base) / "iree-autotune" / "tuning.sqlite3"
 
 
+def is_sqlite_file(path: Path) -> bool:
+    """Whether `path` starts with the SQLite header."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
 _CREATE = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS decisions (
@@ -88,131 +118,333 @@ _MIGRATIONS: dict[int, str] = {
     2: "ALTER TABLE decisions ADD COLUMN device_info TEXT NOT NULL DEFAULT '{}'",
 }
 
+_COLUMNS = "device, module, grp, workload, variant, stats, device_info, updated"
+
+
+def _busy(err: sqlite3.Error) -> bool:
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
+
+
+def _read_only(err: sqlite3.Error) -> bool:
+    text = str(err).lower()
+    return "readonly" in text or "read-only" in text
+
+
+class _Damaged(Exception):
+    """The file is an SQLite file whose contents cannot be read."""
+
 
 class TuningCache:
     """A tuning cache file (or an in-memory one)."""
 
-    def __init__(self, path: str | Path | None = None):
+    def __init__(
+        self, path: str | Path | None = None, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S
+    ):
+        self.owned = path is None  # the default location: a file there can only be ours
         self.path = Path(path) if path is not None else default_path()
+        self.busy_timeout_s = busy_timeout_s
         self.persistent = True
-        self.unsaved: dict[CacheKey, Entry] = {}
+        self.read_only = False
+        self.pending: dict[CacheKey, Entry] = {}  # to write when the file is free again
+        self.unsaved: dict[CacheKey, Entry] = {}  # decisions the file cannot take
+        self._warned: set[str] = set()
         self.conn = self._open()
 
     # --- opening ----------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
+        if self.path.exists() and self.path.stat().st_size > 0 and not is_sqlite_file(self.path):
+            if not self.owned:
+                raise NotACacheError(
+                    f"{self.path} is not a tuning cache (it is not an SQLite database); it was "
+                    "left as it is. A JSON export is read with `iree-autotune cache import`, "
+                    "or by `lower`/`compile --cache`"
+                )
+            return self._set_aside_or_memory("it is not an SQLite database")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = self._connect(str(self.path))
-        except (OSError, sqlite3.OperationalError, NewerSchemaError) as err:
-            return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
-        except sqlite3.DatabaseError as err:
-            conn = self._set_aside(err)
-            if conn is None:
-                return self._in_memory(f"cannot replace tuning cache {self.path}")
-        return conn
-
-    def _connect(self, target: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(target, timeout=60.0, isolation_level=None)
+        except OSError as err:
+            return self._in_memory(f"cannot use tuning cache {self.path} ({err.strerror})")
         try:
-            conn.execute("PRAGMA busy_timeout = 60000")
-            if target != ":memory:":
-                conn.execute("PRAGMA journal_mode = WAL")
-            self._ensure_schema(conn)
-        except sqlite3.OperationalError as err:
-            conn.close()
-            if "readonly" in str(err) or "read-only" in str(err) or "unable to open" in str(err):
-                raise
-            raise sqlite3.DatabaseError(str(err)) from err
-        except sqlite3.DatabaseError:
-            conn.close()
-            raise
-        return conn
+            return self._connect()
+        except NewerSchemaError as err:
+            return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
+        except _Damaged as err:
+            return self._set_aside_or_memory(str(err))
+        except sqlite3.Error as err:
+            return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
 
-    def _ensure_schema(self, conn: sqlite3.Connection) -> None:
+    def _connect(self) -> sqlite3.Connection:
+        writable = os.access(self.path, os.W_OK) if self.path.exists() else True
+        if writable and os.access(self.path.parent, os.W_OK):
+            conn = sqlite3.connect(
+                str(self.path), timeout=self.busy_timeout_s, isolation_level=None
+            )
+            try:
+                self._check(conn, writable=True)
+                return conn
+            except sqlite3.OperationalError as err:
+                conn.close()
+                if not (_read_only(err) and self.path.exists()):
+                    raise
+            except BaseException:
+                conn.close()
+                raise
+        return self._connect_read_only()
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """The file as it is, for reading (a WAL file without a writable folder needs
+        `immutable`)."""
+        self._mark_read_only()
+        error: sqlite3.Error | None = None
+        for mode in ("mode=ro", "immutable=1"):
+            uri = f"{self.path.resolve().as_uri()}?{mode}"
+            conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout_s, isolation_level=None)
+            try:
+                self._check(conn, writable=False)
+                return conn
+            except sqlite3.OperationalError as err:
+                conn.close()
+                error = err
+            except BaseException:
+                conn.close()
+                raise
+        assert error is not None
+        raise error
+
+    def _check(self, conn: sqlite3.Connection, writable: bool) -> None:
+        """That the file is a cache of this program (prepared for use when `writable`)."""
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+        tables = self._tables(conn)
+        if tables and "decisions" not in tables:
+            raise NotACacheError(
+                f"{self.path} is an SQLite database but not a tuning cache (its tables: "
+                f"{', '.join(sorted(tables))}); it was left as it is"
+            )
+        if writable:
+            self._prepare(conn, tables)
+        elif tables:
+            self._check_version(conn)
+
+    def _tables(self, conn: sqlite3.Connection) -> set[str]:
+        try:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+        except sqlite3.DatabaseError as err:
+            if _busy(err):
+                raise
+            raise _Damaged(f"its schema cannot be read ({err})") from None
+        return {r[0] for r in rows}
+
+    def _prepare(self, conn: sqlite3.Connection, tables: set[str]) -> None:
+        """WAL mode, the schema (created or migrated), and a check of what is there."""
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as err:
+            if not _busy(err):  # a busy file is in use, hence already set up
+                raise
+        if tables:
+            self._check_version(conn)
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise _Damaged(f"PRAGMA quick_check reports: {check[0] if check else 'nothing'}")
+        version = self._version(conn) if tables else 0
+        if version == SCHEMA_VERSION:
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
-            tables = {
-                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            }
-            if "decisions" not in tables:
+            if "decisions" not in self._tables(conn):
                 for statement in _CREATE.split(";"):
                     if statement.strip():
                         conn.execute(statement)
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
             else:
-                row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                version = int(row[0]) if row else 1
-                if version > SCHEMA_VERSION:
-                    raise NewerSchemaError(
-                        f"schema version {version} is newer than this program's {SCHEMA_VERSION}"
-                    )
-                for target in range(version + 1, SCHEMA_VERSION + 1):
+                for target in range(self._version(conn) + 1, SCHEMA_VERSION + 1):
                     conn.execute(_MIGRATIONS[target])
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
 
-    def _set_aside(self, err: Exception) -> sqlite3.Connection | None:
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-        warnings.warn(
-            f"tuning cache {self.path} is unreadable ({err}); moved to {aside}, starting a new one",
-            CacheWarning,
-            stacklevel=4,
+    def _version(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 1
+
+    def _check_version(self, conn: sqlite3.Connection) -> None:
+        version = self._version(conn)
+        if version > SCHEMA_VERSION:
+            raise NewerSchemaError(
+                f"schema version {version} is newer than this program's {SCHEMA_VERSION}"
+            )
+
+    def _set_aside_or_memory(self, reason: str) -> sqlite3.Connection:
+        """Move a damaged file (and its `-wal`, `-shm`) to a name of its own, and start
+        a new cache; nothing is deleted."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(
+            f"{self.path.name}.corrupt-{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
         )
         try:
-            self.path.replace(aside)
             for suffix in ("-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            return self._connect(str(self.path))
-        except (OSError, sqlite3.DatabaseError):
-            return None
+                side = Path(f"{self.path}{suffix}")
+                if side.exists():
+                    side.replace(Path(f"{aside}{suffix}"))
+            self.path.replace(aside)
+        except OSError as err:
+            return self._in_memory(f"tuning cache {self.path} is damaged ({reason}; {err})")
+        self._warn(
+            f"tuning cache {self.path} is damaged ({reason}); moved to {aside}, starting a new one"
+        )
+        try:
+            return self._connect()
+        except (sqlite3.Error, _Damaged) as err:
+            return self._in_memory(f"cannot start tuning cache {self.path} ({err})")
 
     def _in_memory(self, reason: str) -> sqlite3.Connection:
-        warnings.warn(f"{reason}; decisions will not be saved", CacheWarning, stacklevel=4)
+        self._warn(f"{reason}; decisions will not be saved")
         self.persistent = False
-        return self._connect(":memory:")
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.executescript(_CREATE)
+        return conn
 
-    # --- reading and writing ----------------------------------------------------------
+    def _mark_read_only(self) -> None:
+        self.read_only = True
+        self.persistent = False
+        self._warn(
+            f"tuning cache {self.path} is read-only: its decisions are used, new ones are not saved"
+        )
+
+    def _warn(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            warnings.warn(message, CacheWarning, stacklevel=4)
+
+    # --- reading ------------------------------------------------------------------------
 
     def get(self, key: CacheKey) -> Entry | None:
-        if key in self.unsaved:
-            return self.unsaved[key]
-        row = self.conn.execute(
-            "SELECT variant, stats, device_info, updated FROM decisions "
-            "WHERE device=? AND module=? AND grp=? AND workload=?",
-            key.row(),
-        ).fetchone()
-        if row is None:
+        for kept in (self.pending, self.unsaved):
+            if key in kept:
+                return kept[key]
+        try:
+            row = self.conn.execute(
+                f"SELECT {_COLUMNS} FROM decisions "
+                "WHERE device=? AND module=? AND grp=? AND workload=?",
+                key.row(),
+            ).fetchone()
+        except sqlite3.DatabaseError as err:
+            self._warn(f"tuning cache {self.path}: a decision cannot be read ({err}); skipped")
             return None
-        return Entry(key, row[0], json.loads(row[1]), json.loads(row[2]), row[3])
+        return None if row is None else self._entry(row)
+
+    def _entry(self, row: tuple) -> Entry | None:
+        """An entry from a row, or None (with one warning) for a damaged row."""
+        device, module, group, workload, variant, stats, info, updated = row
+        try:
+            values = json.loads(workload)
+            if not isinstance(values, list) or not all(_is_int(w) for w in values):
+                raise ValueError("workload is not a list of integers")
+            stats_value, info_value = json.loads(stats), json.loads(info)
+            if not isinstance(stats_value, dict) or not isinstance(info_value, dict):
+                raise ValueError("statistics are not JSON objects")
+            if not isinstance(variant, str):
+                raise ValueError("variant is not a name")
+            key = CacheKey(str(device), str(module), str(group), tuple(values))
+            return Entry(key, variant, stats_value, info_value, float(updated))
+        except (ValueError, TypeError) as err:
+            self._warn(
+                f"tuning cache {self.path}: the decision for {group} at {workload} is damaged "
+                f"({err}); it is skipped"
+            )
+            return None
+
+    def entries(self) -> Iterator[Entry]:
+        kept = {**self.unsaved, **self.pending}
+        saved = [e for e in self._saved_entries() if e.key not in kept]
+        yield from sorted(
+            [*saved, *kept.values()],
+            key=lambda e: (e.key.group, e.key.workload, e.key.device),
+        )
+
+    def _saved_entries(self) -> list[Entry]:
+        try:
+            rows = self.conn.execute(
+                f"SELECT {_COLUMNS} FROM decisions ORDER BY grp, workload, device"
+            ).fetchall()
+        except sqlite3.DatabaseError as err:
+            rows = self._readable_rows(err)
+        return [e for e in map(self._entry, rows) if e is not None]
+
+    def _readable_rows(self, err: sqlite3.DatabaseError) -> list[tuple]:
+        """Row by row, when a damaged page makes the whole query fail."""
+        self._warn(f"tuning cache {self.path} is partly damaged ({err}); reading what is left")
+        try:
+            last = self.conn.execute("SELECT max(rowid) FROM decisions").fetchone()[0] or 0
+        except sqlite3.DatabaseError:
+            last = 1 << 16
+        rows = []
+        for rowid in range(1, int(last) + 1):
+            try:
+                row = self.conn.execute(
+                    f"SELECT {_COLUMNS} FROM decisions WHERE rowid=?", (rowid,)
+                ).fetchone()
+            except sqlite3.DatabaseError:
+                continue
+            if row is not None:
+                rows.append(row)
+        return rows
+
+    # --- writing ------------------------------------------------------------------------
 
     def put(self, entry: Entry) -> None:
-        """Store a decision. When the file cannot take it (disk full, file made read-only)
-        this is reported once; the decision and later ones are kept in memory, and what the
-        file already holds stays readable."""
-        if self.unsaved:
+        """Store a decision. A busy file gets it later (`pending`); a file that cannot take
+        it (disk full, read-only) is reported once, and the decision and later ones are
+        kept in memory while what the file holds stays readable."""
+        if self.unsaved or self.read_only or not self.persistent:
             self.unsaved[entry.key] = entry
             return
+        self.pending[entry.key] = entry
+        self._flush(wait=False)
+
+    def _flush(self, wait: bool) -> None:
+        """Write the pending decisions; with `wait`, until the file is free (at most
+        `CLOSE_TIMEOUT_S`)."""
+        deadline = time.monotonic() + (CLOSE_TIMEOUT_S if wait else 0.0)
+        while self.pending:
+            try:
+                self._write_all(list(self.pending.values()))
+                self.pending.clear()
+            except sqlite3.Error as err:
+                if _busy(err):
+                    if time.monotonic() < deadline:
+                        time.sleep(0.05)
+                        continue
+                    if not wait:
+                        self._warn(
+                            f"tuning cache {self.path} is busy (another process holds it); "
+                            "decisions are kept and written when it is free"
+                        )
+                        return
+                self._warn(
+                    f"cannot write tuning cache {self.path} ({err}); decisions will not be saved"
+                )
+                self.persistent = False
+                self.unsaved.update(self.pending)
+                self.pending.clear()
+                return
+
+    def _write_all(self, entries: list[Entry]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
         try:
-            self._write(entry)
-        except sqlite3.Error as err:
-            warnings.warn(
-                f"cannot write tuning cache {self.path} ({err}); decisions will not be saved",
-                CacheWarning,
-                stacklevel=2,
-            )
-            self.persistent = False
-            self.unsaved[entry.key] = entry
+            for entry in entries:
+                self._write(entry)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
 
     def _write(self, entry: Entry) -> None:
         self.conn.execute(
@@ -226,30 +458,15 @@ class TuningCache:
             ),
         )
 
-    def entries(self) -> Iterator[Entry]:
-        saved = [e for e in self._saved_entries() if e.key not in self.unsaved]
-        yield from sorted(
-            [*saved, *self.unsaved.values()],
-            key=lambda e: (e.key.group, e.key.workload, e.key.device),
-        )
-
-    def _saved_entries(self) -> Iterator[Entry]:
-        rows = self.conn.execute(
-            "SELECT device, module, grp, workload, variant, stats, device_info, updated "
-            "FROM decisions ORDER BY grp, workload, device"
-        ).fetchall()
-        for device, module, group, workload, variant, stats, info, updated in rows:
-            key = CacheKey(device, module, group, tuple(json.loads(workload)))
-            yield Entry(key, variant, json.loads(stats), json.loads(info), updated)
-
     def clear(self) -> int:
         """Delete every decision; returns how many there were."""
         self.conn.execute("BEGIN IMMEDIATE")
         count = self.conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
         self.conn.execute("DELETE FROM decisions")
         self.conn.execute("COMMIT")
-        count += len(self.unsaved)
+        count += len(self.unsaved) + len(self.pending)
         self.unsaved.clear()
+        self.pending.clear()
         return int(count)
 
     # --- moving decisions between machines --------------------------------------------
@@ -283,29 +500,9 @@ class TuningCache:
         items = data.get("decisions")
         if not isinstance(items, list):
             raise ValueError('the export has no "decisions" list')
-        entries = []
-        for i, item in enumerate(items):
-            try:
-                workload = item["workload"]
-                if not isinstance(workload, list):
-                    raise TypeError("workload must be a list of integers")
-                key = CacheKey(
-                    str(item["device"]),
-                    str(item["module"]),
-                    str(item["group"]),
-                    tuple(int(w) for w in workload),
-                )
-                entries.append(
-                    Entry(
-                        key,
-                        str(item["variant"]),
-                        dict(item.get("stats", {})),
-                        dict(item.get("device_info", {})),
-                        float(item.get("updated", time.time())),
-                    )
-                )
-            except (KeyError, TypeError, ValueError) as err:
-                raise ValueError(f"decision #{i} is malformed ({err})") from None
+        entries = [_imported_entry(i, item) for i, item in enumerate(items)]
+        if self.read_only or not self.persistent:
+            raise ValueError(f"cannot write tuning cache {self.path} (it is read-only or unusable)")
         # All or nothing: one transaction, newer entries win.
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -320,4 +517,39 @@ class TuningCache:
         return len(entries)
 
     def close(self) -> None:
+        """Write what is pending (waiting for a busy file) and close the file."""
+        self._flush(wait=True)
         self.conn.close()
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _imported_entry(index: int, item: object) -> Entry:
+    """One decision of an export, checked field by field."""
+
+    def bad(reason: str) -> ValueError:
+        return ValueError(f"decision #{index} is malformed ({reason})")
+
+    if not isinstance(item, dict):
+        raise bad("not an object")
+    for field in ("device", "module", "group", "variant"):
+        if not isinstance(item.get(field), str) or not item[field]:
+            raise bad(f'"{field}" must be a non-empty string')
+    workload = item.get("workload")
+    if not isinstance(workload, list) or not all(_is_int(w) for w in workload):
+        raise bad('"workload" must be a list of integers')
+    stats = item.get("stats", {})
+    info = item.get("device_info", {})
+    if not isinstance(stats, dict) or not isinstance(info, dict):
+        raise bad('"stats" and "device_info" must be objects')
+    updated = item.get("updated", time.time())
+    if (
+        not isinstance(updated, int | float)
+        or isinstance(updated, bool)
+        or not math.isfinite(updated)
+    ):
+        raise bad('"updated" must be a number')
+    key = CacheKey(item["device"], item["module"], item["group"], tuple(workload))
+    return Entry(key, item["variant"], stats, info, float(updated))

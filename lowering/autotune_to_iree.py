@@ -176,6 +176,7 @@ class Lowering:
         policy: str,
         decisions: list[dict] | None,
         base_dir: Path | None = None,
+        decisions_from: str = "the tuning cache file",
     ):
         if policy not in POLICIES:
             raise DiagnosticError(
@@ -185,6 +186,7 @@ class Lowering:
         self.base_dir = base_dir
         self.default_policy = policy
         self.decisions = decisions or []
+        self.decisions_from = decisions_from
         self.groups: dict[GroupOp, Group] = {}
         self.imports: dict[str, interface.ImportSignature] = {}
         self.globals: dict[tuple[int, str], util.GlobalOp] = {}
@@ -391,24 +393,24 @@ class Lowering:
         group = site.group
         if group.op.choice is not None:
             return group.op.choice.root_reference.data
-        qualified = group.display_name
-        matching = [
-            d
-            for d in self.decisions
-            if (
-                d.get("group") == qualified
-                or (
-                    d.get("group") == group.op.group_name
-                    and d.get("container") == group.container_name
-                )
-            )
-            and d.get("variant") in group.variants
-        ]
-        for decision in matching:
-            if (
-                site.static_key is not None
-                and tuple(decision.get("workload", ())) == site.static_key
+        matching = []
+        for index, decision in enumerate(self.decisions):
+            if decision["group"] != group.display_name and not (
+                decision["group"] == group.op.group_name
+                and decision.get("container") == group.container_name
             ):
+                continue
+            if decision["variant"] not in group.variants:
+                raise op_error(
+                    group.op,
+                    f"decision #{index} of {self.decisions_from} chooses @{decision['variant']}, "
+                    f"which is not a variant of the group ("
+                    + ", ".join(f"@{v}" for v in group.variants)
+                    + ")",
+                )
+            matching.append(decision)
+        for decision in matching:
+            if site.static_key is not None and tuple(decision["workload"]) == site.static_key:
                 return decision["variant"]
         return matching[0]["variant"] if matching else group.variants[0]
 
@@ -985,9 +987,23 @@ def _split_by_rank(types: Sequence[Attribute], dims: list[SSAValue]) -> list[lis
 
 
 def load_decisions(path: str | Path | None) -> list[dict]:
-    """Decisions from a tuning-cache export (`{"decisions": [...]}`), or none."""
+    """Decisions from a tuning-cache export (`{"decisions": [...]}`, what `iree-autotune
+    cache export` writes) or from a tuning cache file itself (told apart by content), or
+    none. Every decision needs `group` and `variant` (names) and a `workload` (integers);
+    a malformed one is an error naming the file and the decision."""
     if path is None:
         return []
+    from autotune_runtime.cache import NotACacheError, TuningCache, is_sqlite_file
+
+    if is_sqlite_file(Path(path)):
+        try:
+            cache = TuningCache(path)
+        except NotACacheError as err:
+            raise DiagnosticError(str(err)) from None
+        try:
+            return cache.export()["decisions"]
+        finally:
+            cache.close()
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as err:
@@ -1002,7 +1018,25 @@ def load_decisions(path: str | Path | None) -> list[dict]:
     decisions = data.get("decisions") if isinstance(data, dict) else None
     if not isinstance(decisions, list):
         raise DiagnosticError(f"tuning cache file {path} has no 'decisions' list")
-    return [d for d in decisions if isinstance(d, dict)]
+    for index, decision in enumerate(decisions):
+        problem = _decision_problem(decision)
+        if problem is not None:
+            raise DiagnosticError(f"{path}: decision #{index} {problem}")
+    return decisions
+
+
+def _decision_problem(decision: object) -> str | None:
+    if not isinstance(decision, dict):
+        return "is not an object"
+    for key in ("group", "variant"):
+        if not isinstance(decision.get(key), str) or not decision[key]:
+            return f'has no "{key}" name'
+    workload = decision.get("workload")
+    if not isinstance(workload, list) or not all(
+        isinstance(w, int) and not isinstance(w, bool) for w in workload
+    ):
+        return 'needs a "workload" list of integers'
+    return None
 
 
 def lower_module(
@@ -1020,7 +1054,8 @@ def lower_module(
         if verify_input:
             verify_module(module)
         folder = None if base_dir is None else Path(base_dir)
-        Lowering(module, policy, load_decisions(cache), folder).run()
+        decisions = load_decisions(cache)
+        Lowering(module, policy, decisions, folder, str(cache)).run()
 
 
 @contextmanager

@@ -255,11 +255,9 @@ def test_eight_tuning_processes_share_one_cache(tmp_path):
     assert keys == {(n,) for n in sizes}
 
 
-@pytest.mark.parametrize(
-    "garbage", [b"this is not a database", b"SQLite format 3\x00" + b"\x07" * 90]
-)
-def test_corrupt_cache_is_set_aside_and_tuning_goes_on(speed_vmfb, tmp_path, garbage):
+def test_damaged_cache_is_set_aside_and_tuning_goes_on(speed_vmfb, tmp_path):
     path = tmp_path / "broken.sqlite3"
+    garbage = b"SQLite format 3\x00" + b"\x07" * 90  # an SQLite file that cannot be read
     path.write_bytes(garbage)
     with pytest.warns(CacheWarning, match="moved to"):
         module = tune_online(speed_vmfb, path, max_samples=5)
@@ -268,6 +266,35 @@ def test_corrupt_cache_is_set_aside_and_tuning_goes_on(speed_vmfb, tmp_path, gar
     (aside,) = tmp_path.glob("broken.sqlite3.corrupt-*")
     assert aside.read_bytes() == garbage
     assert list(TuningCache(path).entries())  # the new file holds the decision
+
+
+def test_a_file_that_is_not_a_cache_is_refused_and_left_alone(speed_vmfb, tmp_path):
+    from autotune_runtime.cache import NotACacheError
+
+    other = tmp_path / "notes.sqlite3"
+    other.write_bytes(b"this is not a database")
+    with pytest.raises(NotACacheError, match="not an SQLite database"):
+        load(speed_vmfb, device="local-sync", cache=other)
+    conn = sqlite3.connect(tmp_path / "app.sqlite3")
+    conn.execute("CREATE TABLE users (name TEXT)")
+    conn.commit()
+    conn.close()
+    before = (tmp_path / "app.sqlite3").read_bytes()
+    with pytest.raises(NotACacheError, match="not a tuning cache \\(its tables: users\\)"):
+        TuningCache(tmp_path / "app.sqlite3")
+    assert other.read_bytes() == b"this is not a database"
+    assert (tmp_path / "app.sqlite3").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.sqlite3", "notes.sqlite3"]
+
+
+def test_a_damaged_file_at_the_default_location_is_set_aside(tmp_path, monkeypatch):
+    monkeypatch.setenv("IREE_AUTOTUNE_CACHE", str(tmp_path / "tuning.sqlite3"))
+    (tmp_path / "tuning.sqlite3").write_bytes(b"this is not a database")
+    with pytest.warns(CacheWarning, match="moved to"):
+        cache = TuningCache()
+    assert cache.persistent
+    (aside,) = tmp_path.glob("tuning.sqlite3.corrupt-*")
+    assert aside.read_bytes() == b"this is not a database"
 
 
 def test_truncated_cache_is_set_aside(tmp_path):
