@@ -482,11 +482,12 @@ def _parse_location(text: str) -> Attribute:
 
 
 def function_arities(module: ir.Operation) -> dict[str, int]:
-    """Argument count of each `func.func` directly in an IREE module."""
+    """Argument count of each function (`func.func`, `util.func`) directly in an IREE
+    module."""
     arities: dict[str, int] = {}
     for view in module.regions[0].blocks[0].operations:
         op = view.operation
-        if op.name == "func.func":
+        if op.name in ("func.func", "util.func"):
             name = ir.StringAttr(op.attributes["sym_name"]).value
             type_ = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
             arities.setdefault(name, len(type_.inputs))
