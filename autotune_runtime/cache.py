@@ -9,7 +9,8 @@ transaction, and several processes can tune into one file at once. What is guara
   when the cache is closed, which waits for the file).
 - Only a file proven damaged (an SQLite file whose `PRAGMA quick_check` fails, or a
   cache file at the default location that is not an SQLite file at all) is moved aside,
-  with its `-wal` and `-shm`, under a name of its own; nothing is deleted. A file that is
+  with its `-wal` and `-shm`, under a name of its own; nothing is deleted, and the new
+  file starts with the decisions that could still be read. A file that is
   not a cache of this program (another format, another SQLite schema) is refused
   (`NotACacheError`) and left as it is.
 - A read-only file is read; decisions are then kept in memory.
@@ -132,7 +133,11 @@ def _read_only(err: sqlite3.Error) -> bool:
 
 
 class _Damaged(Exception):
-    """The file is an SQLite file whose contents cannot be read."""
+    """The file is an SQLite file that is damaged; `rows` are the decisions still read."""
+
+    def __init__(self, reason: str, rows: list[tuple] | None = None):
+        super().__init__(reason)
+        self.rows = rows or []
 
 
 class TuningCache:
@@ -171,7 +176,7 @@ class TuningCache:
         except NewerSchemaError as err:
             return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
         except _Damaged as err:
-            return self._set_aside_or_memory(str(err))
+            return self._set_aside_or_memory(str(err), err.rows)
         except sqlite3.Error as err:
             return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
 
@@ -245,9 +250,16 @@ class TuningCache:
                 raise
         if tables:
             self._check_version(conn)
-            check = conn.execute("PRAGMA quick_check").fetchone()
+            try:
+                check = conn.execute("PRAGMA quick_check").fetchone()
+            except sqlite3.DatabaseError as err:
+                check = (str(err),)
             if check is None or check[0] != "ok":
-                raise _Damaged(f"PRAGMA quick_check reports: {check[0] if check else 'nothing'}")
+                self.conn = conn
+                rows = self._readable_rows()
+                raise _Damaged(
+                    f"PRAGMA quick_check reports: {check[0] if check else 'nothing'}", rows
+                )
         version = self._version(conn) if tables else 0
         if version == SCHEMA_VERSION:
             return
@@ -280,9 +292,9 @@ class TuningCache:
                 f"schema version {version} is newer than this program's {SCHEMA_VERSION}"
             )
 
-    def _set_aside_or_memory(self, reason: str) -> sqlite3.Connection:
+    def _set_aside_or_memory(self, reason: str, salvaged: list[tuple] = ()) -> sqlite3.Connection:
         """Move a damaged file (and its `-wal`, `-shm`) to a name of its own, and start
-        a new cache; nothing is deleted."""
+        a new cache with the decisions that could still be read; nothing is deleted."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
         aside = self.path.with_name(
             f"{self.path.name}.corrupt-{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
@@ -295,13 +307,20 @@ class TuningCache:
             self.path.replace(aside)
         except OSError as err:
             return self._in_memory(f"tuning cache {self.path} is damaged ({reason}; {err})")
+        entries = [e for e in map(self._entry, salvaged) if e is not None]
+        kept = f" with the {len(entries)} decisions still readable" if entries else ""
         self._warn(
-            f"tuning cache {self.path} is damaged ({reason}); moved to {aside}, starting a new one"
+            f"tuning cache {self.path} is damaged ({reason}); moved to {aside}, starting a new "
+            f"one{kept}"
         )
         try:
-            return self._connect()
+            conn = self._connect()
         except (sqlite3.Error, _Damaged) as err:
             return self._in_memory(f"cannot start tuning cache {self.path} ({err})")
+        if entries:
+            self.conn = conn
+            self._write_all(entries)
+        return conn
 
     def _in_memory(self, reason: str) -> sqlite3.Connection:
         self._warn(f"{reason}; decisions will not be saved")
@@ -374,12 +393,17 @@ class TuningCache:
                 f"SELECT {_COLUMNS} FROM decisions ORDER BY grp, workload, device"
             ).fetchall()
         except sqlite3.DatabaseError as err:
-            rows = self._readable_rows(err)
+            self._warn(f"tuning cache {self.path} is partly damaged ({err}); reading what is left")
+            rows = self._readable_rows()
         return [e for e in map(self._entry, rows) if e is not None]
 
-    def _readable_rows(self, err: sqlite3.DatabaseError) -> list[tuple]:
-        """Row by row, when a damaged page makes the whole query fail."""
-        self._warn(f"tuning cache {self.path} is partly damaged ({err}); reading what is left")
+    def _readable_rows(self) -> list[tuple]:
+        """The rows that can be read, one by one (a damaged page fails only its own)."""
+        try:
+            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM decisions").fetchall()
+            return rows
+        except sqlite3.DatabaseError:
+            pass
         try:
             last = self.conn.execute("SELECT max(rowid) FROM decisions").fetchone()[0] or 0
         except sqlite3.DatabaseError:

@@ -652,3 +652,29 @@ def test_static_decisions_are_checked(tmp_path, decision, message):
     run = _cli("lower", str(source), "--policy", "static", "--cache", str(export), "-o", "-")
     assert run.returncode == 1
     assert message.format(path=export) in run.stderr.splitlines()[0]
+
+
+def test_a_damaged_page_costs_only_the_decisions_on_it(tmp_path):
+    from autotune_runtime.cache import CacheKey, CacheWarning, Entry, TuningCache
+
+    path = tmp_path / "paged.sqlite3"
+    cache = TuningCache(path)
+    for i in range(300):
+        cache.put(Entry(CacheKey("d", "m", "g", (i,)), f"v{i % 3}", {"pad": "x" * 400}, {}, 1.0))
+    cache.close()
+    data = bytearray(path.read_bytes())
+    page = 4096
+    assert len(data) > 30 * page
+    data[20 * page : 21 * page] = b"\xab" * page  # one page in the middle of the table
+    path.write_bytes(bytes(data))
+    with pytest.warns(CacheWarning, match="is damaged .* with the \\d+ decisions still readable"):
+        cache = TuningCache(path)
+    kept = {e.key.workload[0]: e.variant for e in cache.entries()}
+    assert 250 <= len(kept) < 300  # only the rows of the damaged page are gone
+    assert all(v == f"v{i % 3}" for i, v in kept.items())
+    assert cache.get(CacheKey("d", "m", "g", (0,))).variant == "v0"
+    cache.put(Entry(CacheKey("d", "m", "g", (999,)), "v1", {}, {}, 2.0))
+    cache.close()
+    assert len(list(TuningCache(path).entries())) == len(kept) + 1  # the new file is healthy
+    (aside,) = tmp_path.glob("paged.sqlite3.corrupt-*")
+    assert aside.read_bytes() == bytes(data)  # the damaged file is kept as it was
