@@ -55,7 +55,7 @@ def add_group(container: Operation, group: GroupOp) -> GroupOp:
     return group
 
 
-def _root_op(function: ir.Operation) -> ir.Operation | None:
+def root_op(function: ir.Operation) -> ir.Operation | None:
     """The op a kernel is built around: the first contraction, convolution or reduction,
     else the last linalg op."""
     candidates: list[ir.Operation] = []
@@ -133,7 +133,7 @@ def kernel_with_variants(
             after = copy.operation
             after.attributes["sym_name"] = ir.StringAttr.get(names[key])
             _name_locations(after, f"kernel of variant @{names[key]}")
-            root = _root_op(after)
+            root = root_op(after)
             if root is None:
                 raise ValueError(f"@{function} has no linalg op to give a compilation_info")
             _check_loop_count(root, config, key)

@@ -580,6 +580,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from autotune_runtime.cache import TuningCache
     from autotune_runtime.report import panels_from_entries, variant_table, write_plot
 
+    if args.tuning is not None:
+        from autotune_model.report import show_report
+
+        return show_report(args.tuning, args.plot)
     path = _cache_path(args)
     if not path.exists():
         print(f"no tuning decisions: {path} does not exist" + _no_plot(args))
@@ -722,7 +726,13 @@ def add_runtime_commands(sub) -> None:
     module_options(tune)
     tune.set_defaults(run=cmd_tune)
 
-    report = sub.add_parser("report", help="per-variant timings of the decisions in the cache")
+    report = sub.add_parser(
+        "report",
+        help="per-variant timings of the decisions in the cache, or a tune-model report",
+    )
+    report.add_argument(
+        "tuning", nargs="?", metavar="TUNED.tune.json", help="a report of tune-model to show"
+    )
     cache_option(report)
     report.add_argument("--plot", metavar="FILE.png", help="also write a bar chart")
     report.set_defaults(run=cmd_report)

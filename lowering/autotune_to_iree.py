@@ -415,9 +415,12 @@ class Lowering:
         return matching[0]["variant"] if matching else group.variants[0]
 
     def lower_online(self, em: Emitter, site: Site) -> list[SSAValue]:
+        """A committed key runs its variant through the chain, as `explicit` does; every
+        other call goes to the site's exploration function, out of line, so that the
+        committed path has nothing of exploration in it (no host call, no fence, no
+        branch that splits IREE's stream of dispatches)."""
         group = site.group
         arity = len(site.key)
-        gid = em.i64(group.gid)
         key = [em.to_i64(w) for w in site.key]
         zero = em.i32(0)
         if site.static_key is not None:
@@ -435,29 +438,63 @@ class Lowering:
                 cached = em.value(util.GlobalLoadOp(name, i64))
                 conditions.append(em.cmp("eq", cached, value))
             hit = em.all_of(conditions)
+        types = [r.type for r in site.op.results]
 
+        def committed(e: Emitter) -> list[SSAValue]:
+            return self.chain(e, choice, site, lambda c, v: self.variant_op(site, v))
+
+        def exploring(e: Emitter) -> list[SSAValue]:
+            callee = self.exploration_function(site, arity, choice_name, key_names)
+            return e.call(callee, [*key, *site.op.operands], types)
+
+        return em.if_(hit, types, committed, exploring)
+
+    def exploration_function(
+        self, site: Site, arity: int, choice_name: str, key_names: list[str]
+    ) -> str:
+        """`util.func` (never inlined) taking a site's key and operands: it asks the host
+        which variant to run, times it, checks its results against the reference's while
+        it is unvalidated, and stores the choice once the host commits one."""
+        group = site.group
+        name = self.fresh(group.symbol(f"explore{self.validation_functions}"))
+        self.validation_functions += 1
+        operand_types = [o.type for o in site.op.operands]
+        types = [r.type for r in site.op.results]
+        block = Block(arg_types=[*([i64] * arity), *operand_types])
+        key = list(block.args[:arity])
+        operands = block.args[arity:]
+        shadow = site.op.clone(value_mapper=dict(zip(site.op.operands, operands, strict=True)))
+        inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
+        location = group.location(f"@{name}", site.op)
+        em = Emitter(block, location=location)
+        results = self.explore(em, inner, key, choice_name, key_names)
+        em.add(util.ReturnOp(self.tie_shapes(em, inner, results)))
+        shadow.erase()
+        fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
+        fn.location = location
+        fn.attributes["inlining_policy"] = parse_attribute_text("#util.inline.never")
+        self.exports.append(fn)
+        return name
+
+    def explore(
+        self, em: Emitter, site: Site, key: list[SSAValue], choice_name: str, key_names: list[str]
+    ) -> list[SSAValue]:
+        group = site.group
+        arity = len(key)
+        gid = em.i64(group.gid)
         i1 = IntegerType(1)
+        variant, committed, check = self.host(em, interface.select(arity), [gid, *key])
+        done = em.cmp("ne", committed, em.i32(0))
 
-        def on_hit(e: Emitter) -> list[SSAValue]:
-            false = e.const(0, i1)
-            return [choice, false, false]
+        def commit(c: Emitter) -> list[SSAValue]:
+            c.add(util.GlobalStoreOp(variant, choice_name))
+            for name, value in zip(key_names, key if key_names else [], strict=True):
+                c.add(util.GlobalStoreOp(value, name))
+            return []
 
-        def on_miss(e: Emitter) -> list[SSAValue]:
-            variant, committed, check = self.host(e, interface.select(arity), [gid, *key])
-            done = e.cmp("ne", committed, e.i32(0))
-
-            def commit(c: Emitter) -> list[SSAValue]:
-                c.add(util.GlobalStoreOp(variant, choice_name))
-                for name, value in zip(key_names, key if key_names else [], strict=True):
-                    c.add(util.GlobalStoreOp(value, name))
-                return []
-
-            e.if_(done, [], commit)
-            explore = e.value(arith.XOrIOp(done, e.const(1, i1)))
-            validate = e.value(arith.AndIOp(explore, e.cmp("ne", check, e.i32(0))))
-            return [variant, explore, validate]
-
-        variant, explore, validate = em.if_(hit, [i32, i1, i1], on_hit, on_miss)
+        em.if_(done, [], commit)
+        explore = em.value(arith.XOrIOp(done, em.const(1, i1)))
+        validate = em.value(arith.AndIOp(explore, em.cmp("ne", check, em.i32(0))))
         tensors = [a for a in site.op.operands if isinstance(a.type, TensorType)]
         types = [r.type for r in site.op.results]
 

@@ -11,49 +11,20 @@ import os
 import sys
 import tempfile
 import traceback
-from pathlib import Path
 
 from autotune_dialect.autotune import POLICIES
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
+from autotune_dialect.diagnostics import DiagnosticError
 from autotune_dialect.ir import parse_module, xdsl_text
+from autotune_model.commands import add_command as add_tune_model_command
 from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
 from lowering.driver import TARGETS, compile
+from lowering.files import read_source, write_atomically
 from lowering.triton_import import add_command as add_import_triton_command
 
 
-def _read(path: str) -> str:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise DiagnosticError(f"cannot read {path}: {err.strerror}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        # Located at the first byte that is not UTF-8, like any other input error.
-        before = data[: err.start].decode("utf-8")
-        where = SourceLocation.from_offset(path, before, len(before))
-        message = f"{path} is not UTF-8 text (invalid byte 0x{data[err.start]:02x})"
-        raise DiagnosticError(message, where, data.decode("utf-8", "replace")) from None
-
-
-def _write(path: str, data: str | bytes) -> None:
-    """Write through a temporary file so that a failure leaves no partial output."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    try:
-        if isinstance(data, bytes):
-            tmp.write_bytes(data)
-        else:
-            tmp.write_text(data)
-        tmp.replace(target)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        raise DiagnosticError(f"cannot write {path}: {err.strerror}") from None
-
-
 def cmd_lower(args: argparse.Namespace) -> int:
-    text = _read(args.input)
+    text = read_source(args.input)
     lowered = lower_to_iree(
         text,
         policy=args.policy,
@@ -66,7 +37,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
 
 
 def cmd_xdsl(args: argparse.Namespace) -> int:
-    text = _read(args.input)
+    text = read_source(args.input)
     module = parse_module(text, args.input)
     _emit(args.output, xdsl_text(module))
     return 0
@@ -74,7 +45,7 @@ def cmd_xdsl(args: argparse.Namespace) -> int:
 
 def _emit(output: str | None, text: str) -> None:
     if output not in (None, "-"):
-        _write(output, text)
+        write_atomically(output, text)
         return
     try:
         sys.stdout.write(text)
@@ -88,7 +59,7 @@ def _emit(output: str | None, text: str) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    text = _read(args.input)
+    text = read_source(args.input)
     vmfb = compile(
         text,
         target=args.target,
@@ -97,7 +68,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         policy=args.policy,
         cache=args.cache,
     )
-    _write(args.output, vmfb)
+    write_atomically(args.output, vmfb)
     return 0
 
 
@@ -157,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_runtime_commands(sub)
     add_import_triton_command(sub)
+    add_tune_model_command(sub)
     return parser
 
 

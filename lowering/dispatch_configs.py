@@ -1,7 +1,8 @@
 """IREE's own configuration of each dispatch, and tile-size variants around it.
 
 `iree-compile --compile-to=executable-configurations` shows the `lowering_config` IREE
-picks for the root op of every dispatch (the op whose config has `distribution` tiles) and
+picks for the root op of every dispatch (the op whose config has `distribution` tiles on
+llvm-cpu, `workgroup` tiles on GPUs) and
 the `translation_info` of its function. `default_configs` reads them from a flow-phase
 module; `distribution_variants` makes configs with other distribution tiles, as
 `#iree_codegen.compilation_info` text that `autotune_dialect.variants.tile_variants`
@@ -60,7 +61,7 @@ def default_configs(
     flow_text: str, target: str = "llvm-cpu", arch: str | None = None
 ) -> dict[str, DispatchConfig]:
     """Export name -> IREE's configuration, for every dispatch of a flow-phase module that
-    has a root op with distribution tiles."""
+    has a root op with distribution (GPU: workgroup) tiles."""
     flags = [*target_flags(target, arch), "--compile-from=flow"]
     flags.append("--compile-to=executable-configurations")
     returncode, configured, log = run_iree_compile(flow_text, flags)
@@ -91,7 +92,7 @@ def _root_config(function: ir.Operation) -> tuple[str, str] | None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         if "lowering_config" in op.attributes:
             config = str(op.attributes["lowering_config"])
-            if "distribution" in config:
+            if "distribution = [" in config or "workgroup = [" in config:  # CPU, GPU
                 found.append((op.name, config))
         return ir.WalkResult.ADVANCE
 

@@ -1,0 +1,319 @@
+"""Each dispatch alone: a module that runs it on inputs of its real shapes, and the two
+jobs of tuning, compiling one candidate and benchmarking one candidate.
+
+The bench module of a dispatch holds the model's device, the dispatch's executable and one
+public function `@bench` taking the dispatch's tensor operands; its workload, index
+operands and result sizes are the values the model's host code computes for the example
+inputs (`sizes`). A candidate is that module with the candidate's `compilation_info` on the
+kernel's root op. Jobs are plain data in, plain data out, so that any executor (a process
+pool, a Ray cluster) can run them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from iree.compiler import ir
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from autotune_dialect import interop, util
+from autotune_dialect.flow import DispatchOp
+from autotune_dialect.generic_text import generic_text
+from autotune_dialect.interop import op_name
+from autotune_dialect.symbols import lookup_symbol
+from autotune_dialect.variants import root_op
+from autotune_model.candidates import Candidate
+from lowering.driver import failure_summary, first_error, run_iree_compile
+
+BENCH_FUNCTION = "bench"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A tensor operand of a dispatch at its real size."""
+
+    shape: tuple[int, ...]
+    dtype: str  # numpy's name
+
+    @property
+    def text(self) -> str:
+        """`16x256xf32`."""
+        element = {v: k for k, v in _DTYPES.items() if v}.get(self.dtype) or self.dtype.replace(
+            "int", "i"
+        )
+        return "x".join([*(str(s) for s in self.shape), element])
+
+    def array(self, seed: int) -> np.ndarray:
+        """Deterministic input data: uniform in [-1, 1) (integers: 0..7)."""
+        rng = np.random.default_rng(seed)
+        if np.dtype(self.dtype).kind == "f":
+            return rng.uniform(-1.0, 1.0, self.shape).astype(self.dtype)
+        if np.dtype(self.dtype).kind == "b":
+            return rng.integers(0, 2, self.shape).astype(self.dtype)
+        return rng.integers(0, 8, self.shape).astype(self.dtype)
+
+
+@dataclass(frozen=True)
+class BenchModule:
+    """A dispatch alone: the module text, its kernel function, its operands."""
+
+    text: str
+    kernel: str
+    operands: tuple[Operand, ...]
+    repeat: int
+
+
+_DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": None, "i1": "bool"}
+
+
+def numpy_dtype(element) -> str | None:
+    text = interop.mlir_text(element)
+    if text in _DTYPES:
+        return _DTYPES[text]
+    if isinstance(element, IntegerType):
+        width = element.width.data
+        return f"int{width}" if width in (8, 16, 32, 64) else None
+    return None
+
+
+def bench_module(
+    model: ModuleOp, dispatch: DispatchOp, values: dict[SSAValue, int], repeat: int = 4
+) -> BenchModule | str:
+    """The bench module of a dispatch, or why it cannot be made. `@bench` runs the
+    dispatch `repeat` times on the same inputs (so that one call's fixed cost is shared)."""
+    entry = dispatch.entry_point
+    executable = lookup_symbol(dispatch, type(entry)(entry.root_reference))
+    export = lookup_symbol(dispatch, entry)
+    if executable is None or export is None or not interop.is_export(export):
+        return "its entry point is not an export of this module"
+    kernel = interop.kernel_function_name(export)
+    if kernel is None:
+        return "its export names no kernel function"
+    needed = [*dispatch.workload, *dispatch.result_dims]
+    needed += [a for a in dispatch.arguments if not isinstance(a.type, TensorType)]
+    unknown = [v for v in needed if v not in values]
+    if unknown:
+        return "its sizes depend on values the host code computes in ways not followed here"
+    operands: list[Operand] = []
+    arg_dims = dispatch.argument_dims_of()
+    for arg, dims in zip(dispatch.arguments, arg_dims, strict=True):
+        if not isinstance(arg.type, TensorType):
+            continue
+        if any(d not in values for d in dims):
+            return "a tensor operand's dynamic size is not known for the example inputs"
+        dtype = numpy_dtype(arg.type.get_element_type())
+        if dtype is None:
+            return f"its operand type {interop.mlir_text(arg.type)} has no numpy counterpart"
+        sizes = iter(values[d] for d in dims)
+        shape = tuple(next(sizes) if s < 0 else s for s in arg.type.get_shape())
+        operands.append(Operand(shape, dtype))
+
+    tensors = [a for a in dispatch.arguments if isinstance(a.type, TensorType)]
+    block = Block(arg_types=[a.type for a in tensors])
+
+    def add(op: Operation) -> SSAValue:
+        block.add_op(op)
+        return op.results[0]
+
+    def constant(value: SSAValue) -> SSAValue:
+        return add(arith.ConstantOp(IntegerAttr(values[value], value.type)))
+
+    scalars = {a: constant(a) for a in dispatch.arguments if a not in tensors}
+    workload = [constant(w) for w in dispatch.workload]
+    result_dims = [constant(d) for d in dispatch.result_dims]
+    results: list[SSAValue] = []
+    for _ in range(repeat):
+        # A barrier per copy: identical dispatches on identical operands would be merged.
+        barrier = util.OptimizationBarrierOp(list(block.args))
+        block.add_op(barrier)
+        fresh = barrier.results
+        mapping: dict[SSAValue, SSAValue] = {**scalars, **dict(zip(tensors, fresh, strict=True))}
+        new_arg_dims: list[SSAValue] = []
+        for arg in tensors:
+            for axis, size in enumerate(arg.type.get_shape()):
+                if size < 0:
+                    index = add(arith.ConstantOp(IntegerAttr(axis, IndexType())))
+                    new_arg_dims.append(add(tensor.DimOp(mapping[arg], index)))
+        call = DispatchOp(
+            entry,
+            workload,
+            [mapping[a] for a in dispatch.arguments],
+            new_arg_dims,
+            [r.type for r in dispatch.outputs],
+            result_dims,
+            dispatch.tied_operand_indices(),
+        )
+        block.add_op(call)
+        results.extend(call.results)
+    block.add_op(util.ReturnOp(results))
+    function = util.FuncOp(
+        BENCH_FUNCTION,
+        ([a.type for a in tensors], [r.type for r in results]),
+        Region(block),
+        "public",
+    )
+    devices = [
+        op.clone()
+        for op in model.body.ops
+        if op_name(op) == "util.global"
+        and "!hal.device" in interop.mlir_text(interop.attribute(op, "type"))
+    ]
+    module = ModuleOp([*devices, executable.clone(), function])
+    module.attributes.update(model.attributes)
+    return BenchModule(generic_text(module), kernel, tuple(operands), repeat)
+
+
+def candidate_text(bench: BenchModule, candidate: Candidate) -> str:
+    """The bench module with the candidate's `compilation_info` on the kernel's root op."""
+    if candidate.is_default:
+        return bench.text
+    from autotune_dialect.bridge import iree_context
+
+    with iree_context():
+        module = ir.Module.parse(bench.text)
+        found: list[ir.Operation] = []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if (
+                op.name == "func.func"
+                and ir.StringAttr(op.attributes["sym_name"]).value == bench.kernel
+            ):
+                found.append(op)
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        if not found:
+            raise ValueError(f"the bench module has no kernel function @{bench.kernel}")
+        root = root_op(found[0])
+        if root is None:
+            raise ValueError(f"@{bench.kernel} has no linalg op to give a compilation_info")
+        root.attributes["compilation_info"] = ir.Attribute.parse(candidate.compilation_info)
+        return str(module)
+
+
+# --- jobs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    dispatch: str
+    candidate: Candidate
+    bench: BenchModule
+    flags: tuple[str, ...]
+
+
+@dataclass
+class Compiled:
+    dispatch: str
+    candidate: Candidate
+    vmfb: bytes | None
+    error: str | None
+    seconds: float
+
+
+def compile_candidate(job: CompileJob) -> Compiled:
+    """Build one candidate's bench module; a failure is an outcome, not an exception."""
+    start = time.perf_counter()
+    try:
+        text = candidate_text(job.bench, job.candidate)
+        code, vmfb, log = run_iree_compile(text, list(job.flags))
+        error = (
+            None
+            if code == 0 and first_error(log) is None
+            else (first_error(log) or failure_summary(log, code))
+        )
+    except ValueError as err:
+        vmfb, error = b"", str(err)
+    seconds = time.perf_counter() - start
+    return Compiled(job.dispatch, job.candidate, vmfb if error is None else None, error, seconds)
+
+
+@dataclass(frozen=True)
+class BenchmarkJob:
+    dispatch: str
+    candidate: Candidate
+    vmfb: bytes
+    operands: tuple[Operand, ...]
+    device: str = "local-sync"
+    warmup: int = 3
+    repeats: int = 15  # at least, and until `seconds` have passed (at most 100x as many)
+    seconds: float = 0.25
+    dispatches: int = 1  # dispatches per call of `@bench`; a time is per dispatch
+
+
+@dataclass
+class Measured:
+    dispatch: str
+    candidate: Candidate
+    times_ns: list[int] = field(default_factory=list)
+    outputs: list[np.ndarray] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def median_ns(self) -> float:
+        return statistics.median(self.times_ns) if self.times_ns else float("inf")
+
+
+def benchmark_candidate(job: BenchmarkJob) -> Measured:
+    """Run one candidate's bench module: its outputs on the deterministic inputs, and the
+    time of a dispatch in each call after a warmup. A failure is an outcome with an
+    infinite time."""
+    import iree.runtime as rt
+
+    start = time.perf_counter()
+    result = Measured(job.dispatch, job.candidate)
+    inputs = [operand.array(seed) for seed, operand in enumerate(job.operands)]
+    try:
+        config = rt.Config(job.device)
+        module = rt.VmModule.copy_buffer(config.vm_instance, job.vmfb)
+        context = rt.SystemContext(vm_modules=[module], config=config)
+        function = context.modules[module.name][BENCH_FUNCTION]
+        outputs = _outputs(function(*inputs))
+        result.outputs = outputs
+        for _ in range(job.warmup):
+            function(*inputs)
+        started = time.perf_counter()
+        while len(result.times_ns) < job.repeats * 100 and (
+            len(result.times_ns) < job.repeats or time.perf_counter() - started < job.seconds
+        ):
+            begin = time.perf_counter_ns()
+            function(*inputs)  # synchronous: returns once the results are computed
+            result.times_ns.append((time.perf_counter_ns() - begin) // job.dispatches)
+        del function, context, module, config
+    except (RuntimeError, ValueError) as err:
+        result.error = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        result.times_ns = []
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _outputs(values) -> list[np.ndarray]:
+    values = values if isinstance(values, tuple) else (values,)
+    return [
+        np.array(v.to_host(), copy=True) if hasattr(v, "to_host") else np.asarray(v) for v in values
+    ]
+
+
+def agree(got: Sequence[np.ndarray], expected: Sequence[np.ndarray], tolerance: float) -> bool:
+    """Whether a candidate's outputs match the default's: same shapes, and every element
+    within `tolerance` times the default's largest magnitude (at least 1)."""
+    if len(got) != len(expected):
+        return False
+    for a, b in zip(got, expected, strict=True):
+        if a.shape != b.shape:
+            return False
+        if b.size == 0:
+            continue
+        scale = max(1.0, float(np.max(np.abs(b.astype(np.float64)))))
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        if not (np.all(np.isfinite(diff)) and float(np.max(diff)) <= tolerance * scale):
+            return False
+    return True

@@ -1,0 +1,143 @@
+"""`iree-autotune tune-model`: a model in, a tuned module and its report out.
+
+`add_command(sub)` registers the subcommand on the `iree-autotune` parser
+(`iree-autotune report TUNED.tune.json` shows a saved report: `report.show_report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from autotune_dialect.diagnostics import DiagnosticError
+from autotune_model.executors import executor_for
+from autotune_model.measure import parse_shape
+from autotune_model.pipeline import TuneOptions, tune_model
+from autotune_model.progress import TerminalProgress
+from autotune_model.report import print_report
+from lowering.driver import TARGETS
+from lowering.files import read_source, write_atomically
+
+POLICIES = ("online", "explicit", "static")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not 1 or more")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number >= 0")
+    return value
+
+
+def report_path(output: str) -> str:
+    """Where the report of a tuned module goes: `tuned.vmfb` -> `tuned.tune.json`."""
+    path = Path(output)
+    return str(path.with_name(path.stem + ".tune.json"))
+
+
+def cmd_tune_model(args: argparse.Namespace) -> int:
+    text = read_source(args.input)
+    options = TuneOptions(
+        target=args.target,
+        arch=args.arch,
+        function=args.function,
+        input_shapes=tuple(parse_shape(s) for s in args.input_shape) if args.input_shape else None,
+        policy="static" if args.freeze else args.policy,
+        freeze=args.freeze,
+        cache=args.cache,
+        top_k=args.top_k,
+        candidates=args.candidates,
+        tolerance=args.tolerance,
+        time_model=not args.no_timing,
+    )
+    if args.cache and not args.freeze:
+        raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
+    executor = executor_for(args.ray, args.jobs)
+    try:
+        with TerminalProgress() as progress:
+            tuned = tune_model(
+                text, options, filename=args.input, executor=executor, progress=progress
+            )
+    finally:
+        executor.close()
+    write_atomically(args.output, tuned.vmfb)
+    report = args.report or report_path(args.output)
+    write_atomically(report, tuned.report.to_json() + "\n")
+    print_report(tuned.report)
+    print(f"wrote {args.output} and {report}")
+    return 0
+
+
+def add_command(sub) -> None:
+    tune = sub.add_parser(
+        "tune-model",
+        help="generate, benchmark and keep the best variants of every dispatch of a model",
+    )
+    tune.add_argument("input", metavar="MODEL.mlir", help="linalg/tensor or StableHLO input IR")
+    tune.add_argument("--target", choices=TARGETS, default="llvm-cpu")
+    tune.add_argument("--arch", help="CUDA architecture (sm_80, sm_90) or CPU name")
+    tune.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
+    tune.add_argument("--function", metavar="NAME", help="the model function (if several)")
+    tune.add_argument(
+        "--input",
+        dest="input_shape",
+        action="append",
+        default=[],
+        metavar="SHAPE",
+        help="example shape of an argument, as 40x256xf32 (one per argument; needed "
+        "when the model takes dynamic sizes)",
+    )
+    tune.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="online",
+        help="how the tuned module chooses (default: online, on the device it runs on)",
+    )
+    tune.add_argument(
+        "--freeze",
+        action="store_true",
+        help="static choices: the decisions of --cache, else the offline winners",
+    )
+    tune.add_argument("--cache", metavar="FILE", help="tuning cache (or its export) to freeze")
+    tune.add_argument(
+        "--top-k", type=_positive, default=2, help="candidates kept per dispatch (default 2)"
+    )
+    tune.add_argument(
+        "--candidates",
+        type=_positive,
+        default=6,
+        help="candidates tried per dispatch besides IREE's own (default 6)",
+    )
+    tune.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        default=1e-3,
+        help="largest difference from IREE's own results, relative (default 1e-3)",
+    )
+    tune.add_argument(
+        "--ray",
+        nargs="?",
+        const="auto",
+        metavar="auto|ADDRESS|local",
+        help="run the jobs on a Ray cluster (auto: the running one; local: start one here)",
+    )
+    tune.add_argument("--jobs", type=_positive, help="local worker processes (default: every core)")
+    tune.add_argument("--report", metavar="FILE.json", help="report file (default: OUT.tune.json)")
+    tune.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="skip the end-to-end timing against the stock build",
+    )
+    tune.set_defaults(run=cmd_tune_model)

@@ -1,0 +1,431 @@
+"""Tune a whole model: generated variants for every dispatch worth it, chosen at run time.
+
+1. The model (linalg/tensor or StableHLO input IR) is compiled to the flow phase, and IREE
+   is asked for its own configuration of every dispatch (`default_configs`).
+2. Dispatches with a contraction, convolution or reduction at their root are tuned; each
+   gets candidates around IREE's configuration (`candidates`), IREE's own first.
+3. Every candidate is compiled alone (`bench.compile_candidate`) and benchmarked alone on
+   synthetic inputs of the dispatch's real sizes (`bench.benchmark_candidate`), through an
+   executor (a process pool, or Ray). Failures and wrong results drop a candidate.
+4. The top-k candidates faster than IREE's become, with IREE's, an `autotune.group` that
+   the dispatch runs; the module is lowered with the chosen policy and compiled.
+5. The tuned module and the stock build of the model are timed end to end, side by side.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+
+from autotune_dialect import parse_module, print_module
+from autotune_dialect.diagnostics import DiagnosticError
+from autotune_dialect.flow import DispatchOp
+from autotune_dialect.interop import symbol_name
+from autotune_dialect.symbols import lookup_symbol
+from autotune_dialect.variants import ROOT_OP_WORDS, tile_variants
+from autotune_model.bench import (
+    BenchmarkJob,
+    BenchModule,
+    Compiled,
+    CompileJob,
+    Measured,
+    agree,
+    bench_module,
+    benchmark_candidate,
+    compile_candidate,
+)
+from autotune_model.candidates import Candidate, candidates, tile_lists
+from autotune_model.executors import Executor, LocalExecutor
+from autotune_model.measure import function_inputs, model_function, time_model
+from autotune_model.report import (
+    FAILED_TO_COMPILE,
+    FAILED_TO_RUN,
+    KEPT,
+    REFERENCE,
+    SLOWER,
+    WRONG,
+    CandidateResult,
+    DispatchResult,
+    TuneReport,
+)
+from autotune_model.sizes import host_values
+from lowering.autotune_to_iree import load_decisions, lower_module
+from lowering.dispatch_configs import DispatchConfig, default_configs
+from lowering.driver import (
+    compile_lowered,
+    failure_summary,
+    first_error,
+    run_iree_compile,
+    target_flags,
+)
+
+DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda"}
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """How to tune: the target, the model function and its example input shapes (needed
+    when it takes dynamic sizes), the policy of the groups, how many candidates to try and
+    keep, and the numerical tolerance against IREE's own configuration."""
+
+    target: str = "llvm-cpu"
+    arch: str | None = None
+    function: str | None = None
+    input_shapes: tuple[tuple[int, ...], ...] | None = None
+    policy: str = "online"
+    freeze: bool = False
+    cache: str | None = None
+    top_k: int = 2
+    candidates: int = 6
+    tolerance: float = 1e-3
+    repeats: int = 15
+    time_model: bool = True
+    faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
+    slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
+
+
+class Progress(Protocol):
+    """What the pipeline tells about its progress (a progress bar, or nothing)."""
+
+    def phase(self, name: str, total: int) -> None: ...
+
+    def advance(self, label: str) -> None: ...
+
+
+class NoProgress:
+    def phase(self, name: str, total: int) -> None:
+        pass
+
+    def advance(self, label: str) -> None:
+        pass
+
+
+@dataclass
+class TunedModel:
+    """The tuned module, the IREE input IR it was built from, and the report."""
+
+    vmfb: bytes
+    lowered: str
+    report: TuneReport
+
+
+@dataclass
+class _Tunable:
+    """A dispatch worth tuning: the sites that run it, IREE's config, its bench module."""
+
+    export: str
+    config: DispatchConfig
+    bench: BenchModule
+    workload: list[int]
+    candidates: list[Candidate]
+    result: DispatchResult = field(init=False)
+
+    def __post_init__(self) -> None:
+        operands = [o.text for o in self.bench.operands]
+        self.result = DispatchResult(self.export, self.config.root_op, self.workload, operands)
+
+    @property
+    def gain_ns(self) -> float:
+        """How much faster than IREE's own configuration the best kept candidate ran alone."""
+        best = self.result.best
+        if best is None or self.result.default_ns is None or best.median_ns is None:
+            return 0.0
+        return self.result.default_ns - best.median_ns
+
+    def ungroup(self, why: str) -> None:
+        """Leave the dispatch as IREE builds it: its kept candidates become slower ones."""
+        for result in self.result.candidates:
+            if result.fate == KEPT:
+                result.fate, result.detail = SLOWER, why
+
+
+def input_type_flags(text: str) -> list[str]:
+    """`iree-compile` flags for the model's input dialect."""
+    return ["--iree-input-type=stablehlo"] if "stablehlo." in text else []
+
+
+def flow_phase(text: str, target: str, arch: str | None, filename: str) -> str:
+    """The model at the flow phase, as the stock `iree-compile` prints it (with locations)."""
+    flags = [*target_flags(target, arch), *input_type_flags(text)]
+    flags += ["--compile-to=flow", "--mlir-print-debuginfo"]
+    code, out, log = run_iree_compile(text, flags)
+    if code != 0 or first_error(log) is not None:
+        error = first_error(log) or failure_summary(log, code)
+        raise DiagnosticError(f"{filename}: iree-compile cannot build the model: {error}")
+    return out.decode()
+
+
+def worth_tuning(config: DispatchConfig) -> bool:
+    """Whether a dispatch's root is a contraction, convolution or reduction (it has a
+    reduction tile, or is a named op of that kind); elementwise work is left as it is."""
+    if any(word in config.root_op for word in ROOT_OP_WORDS):
+        return True
+    lists = tile_lists(config.lowering_config)
+    return any(t > 0 for name in ("vector_reduction", "reduction") for t in lists.get(name, []))
+
+
+def device_available(device: str) -> bool:
+    """Whether this machine has the IREE device (a CUDA target can be tuned without one,
+    compiled only; the run time then chooses among the candidates that built)."""
+    import iree.runtime as rt
+
+    try:
+        return bool(rt.get_driver(device.split("://")[0]).query_available_devices())
+    except (RuntimeError, ValueError):
+        return False
+
+
+def _export_name(dispatch: DispatchOp) -> str:
+    return dispatch.entry_point.nested_references.data[-1].data
+
+
+def _tunables(
+    module: ModuleOp,
+    function,
+    configs: dict[str, DispatchConfig],
+    values,
+    options: TuneOptions,
+    report: TuneReport,
+) -> list[_Tunable]:
+    found: dict[str, _Tunable] = {}
+    for dispatch in (op for op in function.walk() if isinstance(op, DispatchOp)):
+        export = _export_name(dispatch)
+        if export in found or export in report.skipped:
+            continue
+        config = configs.get(export)
+        if config is None:
+            report.skipped[export] = "IREE gave it no tile configuration"
+            continue
+        if not worth_tuning(config):
+            report.skipped[export] = f"its root ({config.root_op}) has no reduction"
+            continue
+        bench = bench_module(module, dispatch, values)
+        if isinstance(bench, str):
+            report.skipped[export] = bench
+            continue
+        generated = candidates(config, options.candidates)
+        if len(generated) < 2:
+            report.skipped[export] = "no candidate around IREE's configuration"
+            continue
+        workload = [values[w] for w in dispatch.workload]
+        found[export] = _Tunable(export, config, bench, workload, generated)
+    return list(found.values())
+
+
+def tune_model(
+    model: str,
+    options: TuneOptions = TuneOptions(),  # noqa: B008 - a frozen value
+    *,
+    filename: str = "<model>",
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    compile_job: Callable[[CompileJob], Compiled] = compile_candidate,
+    benchmark_job: Callable[[BenchmarkJob], Measured] = benchmark_candidate,
+) -> TunedModel:
+    """Tune every dispatch of `model` worth it and build the tuned module.
+
+    When the model is timed (the target's device is here), a tuned module slower than the
+    stock build by more than `options.slower_at_most` loses its groups one at a time,
+    the one with the smallest gain alone first, until it is not (at worst it is the stock
+    module).
+
+    `compile_job` and `benchmark_job` are the two jobs (injectable, Triton-style: a test
+    or another device brings its own); they run on `executor` (default: a process pool on
+    every core)."""
+    progress = progress or NoProgress()
+    executor = executor or LocalExecutor()
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+    policy = "static" if options.freeze else options.policy
+    report = TuneReport(filename, options.target, options.arch, policy, executor.name)
+    report.seconds = seconds
+
+    def lap(phase: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[phase] = seconds.get(phase, 0.0) + now - clock
+        clock = now
+
+    flow = flow_phase(model, options.target, options.arch, filename)
+    configs = default_configs(flow, options.target, options.arch)
+    module = parse_module(flow, f"{filename} (flow phase)")
+    function = model_function(module, options.function)
+    function_name = symbol_name(function) or "main"
+    inputs = function_inputs(function, options.input_shapes)
+    values = host_values(function, [operand.shape for operand in inputs])
+    tunables = _tunables(module, function, configs, values, options, report)
+    lap("analyse")
+
+    flags = tuple(target_flags(options.target, options.arch))
+    jobs = [CompileJob(t.export, c, t.bench, flags) for t in tunables for c in t.candidates]
+    progress.phase("compile candidates", len(jobs))
+    compiled = executor.run(
+        compile_job, jobs, lambda r: progress.advance(f"{r.dispatch} {r.candidate.name}")
+    )
+    lap("compile")
+
+    device = DEVICES[options.target]
+    measured: dict[tuple[str, str], Measured] = {}
+    if device_available(device):
+        bench_jobs = [
+            BenchmarkJob(
+                c.dispatch,
+                c.candidate,
+                c.vmfb,
+                _bench(tunables, c.dispatch).operands,
+                device,
+                repeats=options.repeats,
+                dispatches=_bench(tunables, c.dispatch).repeat,
+            )
+            for c in compiled
+            if c.vmfb is not None
+        ]
+        progress.phase("benchmark candidates", len(bench_jobs))
+        done = executor.run(
+            benchmark_job,
+            bench_jobs,
+            lambda r: progress.advance(f"{r.dispatch} {r.candidate.name}"),
+            alone=True,
+            gpu=options.target == "cuda",
+        )
+        measured = {(m.dispatch, m.candidate.name): m for m in done}
+    else:
+        report.skipped["(all)"] = f"not benchmarked: no {device} device here; the run time chooses"
+    lap("benchmark")
+
+    by_name = {(c.dispatch, c.candidate.name): c for c in compiled}
+    for tunable in tunables:
+        _judge(tunable, by_name, measured, options, benchmarked=bool(measured))
+    report.dispatches = [t.result for t in tunables]
+
+    decisions = load_decisions(options.cache) if options.freeze and options.cache else []
+    grouped = [t for t in tunables if t.result.kept]
+    vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy, decisions)
+    lap("build")
+
+    if options.time_model and device_available(device):
+        stock = compile_lowered(
+            model, options.target, options.arch, extra_args=input_type_flags(model)
+        )
+        report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
+        lap("measure")
+        # The guard: groups that cost the model more than they gain go, smallest gain first.
+        while grouped and report.timing.ratio > options.slower_at_most:
+            dropped = min(grouped, key=lambda t: t.gain_ns)
+            grouped.remove(dropped)
+            dropped.ungroup(
+                f"the model was {report.timing.ratio:.3f}x the stock build's time with it"
+            )
+            vmfb, lowered = _build(
+                flow, filename, function_name, grouped, options, policy, decisions
+            )
+            lap("build")
+            report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
+            lap("measure")
+    return TunedModel(vmfb, lowered, report)
+
+
+def _build(
+    flow: str,
+    filename: str,
+    function_name: str,
+    grouped: Sequence[_Tunable],
+    options: TuneOptions,
+    policy: str,
+    decisions: list[dict],
+) -> tuple[bytes, str]:
+    """The tuned module: the flow phase with a group for each of `grouped`, lowered with
+    the policy, compiled."""
+    module = parse_module(flow, f"{filename} (flow phase)")
+    function = model_function(module, function_name)
+    sites: dict[str, list[DispatchOp]] = {}
+    for dispatch in (op for op in function.walk() if isinstance(op, DispatchOp)):
+        sites.setdefault(_export_name(dispatch), []).append(dispatch)
+    for tunable in grouped:
+        _make_group(module, sites[tunable.export], tunable, policy, decisions)
+    lower_module(module, policy, options.cache if options.freeze else None)
+    lowered = print_module(module, locations=True)
+    return compile_lowered(lowered, options.target, options.arch), lowered
+
+
+def _bench(tunables: Sequence[_Tunable], export: str) -> BenchModule:
+    return next(t.bench for t in tunables if t.export == export)
+
+
+def _judge(
+    tunable: _Tunable,
+    compiled: dict[tuple[str, str], Compiled],
+    measured: dict[tuple[str, str], Measured],
+    options: TuneOptions,
+    benchmarked: bool,
+) -> None:
+    """Each candidate's fate: dropped (failed, wrong), kept (top-k faster than IREE's),
+    or slower. Without benchmarks, the first k that built are kept."""
+    results = tunable.result.candidates
+    reference: Measured | None = None
+    timed: list[tuple[float, CandidateResult]] = []
+    for candidate in tunable.candidates:
+        key = (tunable.export, candidate.name)
+        build = compiled[key]
+        if build.vmfb is None:
+            results.append(CandidateResult(candidate.name, FAILED_TO_COMPILE, detail=build.error))
+            continue
+        run = measured.get(key)
+        if not benchmarked:
+            results.append(CandidateResult(candidate.name, SLOWER))
+            continue
+        if run is None or run.error is not None or not run.times_ns:
+            results.append(
+                CandidateResult(candidate.name, FAILED_TO_RUN, detail=run.error if run else None)
+            )
+            continue
+        if candidate.is_default:
+            reference = run
+            results.append(CandidateResult(candidate.name, REFERENCE, run.median_ns))
+            continue
+        if reference is None or not agree(run.outputs, reference.outputs, options.tolerance):
+            why = (
+                "IREE's own configuration gave none to compare with" if reference is None else None
+            )
+            results.append(CandidateResult(candidate.name, WRONG, run.median_ns, why))
+            continue
+        results.append(CandidateResult(candidate.name, SLOWER, run.median_ns))
+        timed.append((run.median_ns, results[-1]))
+    if not benchmarked:
+        for result in [r for r in results[1:] if r.fate == SLOWER][: options.top_k]:
+            result.fate = KEPT
+        return
+    if reference is None:
+        return
+    faster = sorted(
+        (t for t in timed if t[0] * options.faster_by < reference.median_ns),
+        key=lambda t: t[0],
+    )
+    for _, result in faster[: options.top_k]:
+        result.fate = KEPT
+
+
+def _make_group(
+    module: ModuleOp, sites: list[DispatchOp], tunable: _Tunable, policy: str, decisions
+) -> None:
+    """Make the dispatch's sites run a group of IREE's export and the kept candidates."""
+    kept = {c.name: c.compilation_info for c in tunable.candidates if c.name in tunable.result.kept}
+    params: dict[str, object] = {"policy": policy}
+    first = sites[0]
+    if policy == "static":
+        best = tunable.result.best
+        export = tunable.export
+        executable = lookup_symbol(first, type(first.entry_point)(first.entry_point.root_reference))
+        group_name = f"{symbol_name(executable)}::{export}__tuned"
+        if not any(d["group"] == group_name for d in decisions):
+            winner = best.name if best is not None and best.name in kept else None
+            params["choice"] = export if winner is None else f"{export}__{winner}"
+    elif policy in ("explicit", "init"):
+        params["workloads"] = [tunable.workload]
+    tile_variants(module, first, kept, **params)
+    for site in sites[1:]:
+        site.properties["entry_points"] = ArrayAttr(list(first.entry_points.data))
