@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from iree.compiler import ir
-from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp, TensorType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from autotune_dialect import interop, util
@@ -127,24 +127,21 @@ def bench_module(
     scalars = {a: constant(a) for a in dispatch.arguments if a not in tensors}
     workload = [constant(w) for w in dispatch.workload]
     result_dims = [constant(d) for d in dispatch.result_dims]
+    argument_dims = [constant(d) for dims in arg_dims for d in dims]
     results: list[SSAValue] = []
     for _ in range(repeat):
         # A barrier per copy: identical dispatches on identical operands would be merged.
-        barrier = util.OptimizationBarrierOp(list(block.args))
+        # The previous copy's results go through it too, so that the copies run one after
+        # the other (as a model's dispatches do), not side by side.
+        barrier = util.OptimizationBarrierOp([*block.args, *results[-len(dispatch.outputs) :]])
         block.add_op(barrier)
-        fresh = barrier.results
+        fresh = barrier.results[: len(block.args)]
         mapping: dict[SSAValue, SSAValue] = {**scalars, **dict(zip(tensors, fresh, strict=True))}
-        new_arg_dims: list[SSAValue] = []
-        for arg in tensors:
-            for axis, size in enumerate(arg.type.get_shape()):
-                if size < 0:
-                    index = add(arith.ConstantOp(IntegerAttr(axis, IndexType())))
-                    new_arg_dims.append(add(tensor.DimOp(mapping[arg], index)))
         call = DispatchOp(
             entry,
             workload,
             [mapping[a] for a in dispatch.arguments],
-            new_arg_dims,
+            argument_dims,
             [r.type for r in dispatch.outputs],
             result_dims,
             dispatch.tied_operand_indices(),
@@ -169,6 +166,36 @@ def bench_module(
     return BenchModule(generic_text(module), kernel, tuple(operands), repeat)
 
 
+def _kernel_root(module: ir.Module, kernel: str) -> ir.Operation:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == kernel:
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not found:
+        raise ValueError(f"the bench module has no kernel function @{kernel}")
+    root = root_op(found[0])
+    if root is None:
+        raise ValueError(f"@{kernel} has no linalg op to give a compilation_info")
+    return root
+
+
+def root_loop_count(bench: BenchModule) -> int | None:
+    """How many loops the root op of the dispatch's kernel has (None: not a linalg op
+    with iterator types)."""
+    from autotune_dialect.bridge import iree_context
+
+    with iree_context():
+        root = _kernel_root(ir.Module.parse(bench.text), bench.kernel)
+        if "iterator_types" in root.attributes:
+            return len(ir.ArrayAttr(root.attributes["iterator_types"]))
+        return None
+
+
 def candidate_text(bench: BenchModule, candidate: Candidate) -> str:
     """The bench module with the candidate's `compilation_info` on the kernel's root op."""
     if candidate.is_default:
@@ -177,23 +204,7 @@ def candidate_text(bench: BenchModule, candidate: Candidate) -> str:
 
     with iree_context():
         module = ir.Module.parse(bench.text)
-        found: list[ir.Operation] = []
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if (
-                op.name == "func.func"
-                and ir.StringAttr(op.attributes["sym_name"]).value == bench.kernel
-            ):
-                found.append(op)
-                return ir.WalkResult.INTERRUPT
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit)
-        if not found:
-            raise ValueError(f"the bench module has no kernel function @{bench.kernel}")
-        root = root_op(found[0])
-        if root is None:
-            raise ValueError(f"@{bench.kernel} has no linalg op to give a compilation_info")
+        root = _kernel_root(module, bench.kernel)
         root.attributes["compilation_info"] = ir.Attribute.parse(candidate.compilation_info)
         return str(module)
 
@@ -237,13 +248,14 @@ def compile_candidate(job: CompileJob) -> Compiled:
 
 @dataclass(frozen=True)
 class BenchmarkJob:
+    """The built candidates of one dispatch, to be timed side by side on one device."""
+
     dispatch: str
-    candidate: Candidate
-    vmfb: bytes
+    candidates: tuple[tuple[Candidate, bytes], ...]  # (candidate, its bench module's vmfb)
     operands: tuple[Operand, ...]
     device: str = "local-sync"
     warmup: int = 3
-    repeats: int = 15  # at least, and until `seconds` have passed (at most 100x as many)
+    repeats: int = 15  # rounds at least, and until `seconds` per candidate have passed
     seconds: float = 0.25
     dispatches: int = 1  # dispatches per call of `@bench`; a time is per dispatch
 
@@ -255,44 +267,65 @@ class Measured:
     times_ns: list[int] = field(default_factory=list)
     outputs: list[np.ndarray] = field(default_factory=list)
     error: str | None = None
-    seconds: float = 0.0
 
     @property
     def median_ns(self) -> float:
         return statistics.median(self.times_ns) if self.times_ns else float("inf")
 
 
-def benchmark_candidate(job: BenchmarkJob) -> Measured:
-    """Run one candidate's bench module: its outputs on the deterministic inputs, and the
-    time of a dispatch in each call after a warmup. A failure is an outcome with an
-    infinite time."""
+def _error_text(err: Exception) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+
+
+def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
+    """Time a dispatch's candidates in rounds, one call of each per round (the order
+    turning each round), so that the machine's drift weighs on all alike; and keep each
+    one's outputs on the deterministic inputs. A candidate that fails to load or run is an
+    outcome with an error and no time; the others go on."""
     import iree.runtime as rt
 
-    start = time.perf_counter()
-    result = Measured(job.dispatch, job.candidate)
-    inputs = [operand.array(seed) for seed, operand in enumerate(job.operands)]
-    try:
-        config = rt.Config(job.device)
-        module = rt.VmModule.copy_buffer(config.vm_instance, job.vmfb)
-        context = rt.SystemContext(vm_modules=[module], config=config)
-        function = context.modules[module.name][BENCH_FUNCTION]
-        outputs = _outputs(function(*inputs))
-        result.outputs = outputs
-        for _ in range(job.warmup):
-            function(*inputs)
-        started = time.perf_counter()
-        while len(result.times_ns) < job.repeats * 100 and (
-            len(result.times_ns) < job.repeats or time.perf_counter() - started < job.seconds
-        ):
+    config = rt.Config(job.device)
+    # On the device once: a call then times the dispatches, not the copies of its inputs.
+    inputs = [
+        rt.asdevicearray(config.device, operand.array(seed))
+        for seed, operand in enumerate(job.operands)
+    ]
+    results = [Measured(job.dispatch, candidate) for candidate, _ in job.candidates]
+    functions: dict[int, object] = {}
+    contexts = []
+    for index, (_, vmfb) in enumerate(job.candidates):
+        try:
+            module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
+            context = rt.SystemContext(vm_modules=[module], config=config)
+            function = context.modules[module.name][BENCH_FUNCTION]
+            results[index].outputs = _outputs(function(*inputs))
+            for _ in range(job.warmup):
+                function(*inputs)
+            functions[index] = function
+            contexts.append(context)
+        except (RuntimeError, ValueError) as err:
+            results[index].error = _error_text(err)
+    started = time.perf_counter()
+    budget = job.seconds * max(1, len(functions))
+    rounds = 0
+    while functions and (rounds < job.repeats or time.perf_counter() - started < budget):
+        order = list(functions)
+        shift = rounds % len(order)
+        for index in order[shift:] + order[:shift]:
             begin = time.perf_counter_ns()
-            function(*inputs)  # synchronous: returns once the results are computed
-            result.times_ns.append((time.perf_counter_ns() - begin) // job.dispatches)
-        del function, context, module, config
-    except (RuntimeError, ValueError) as err:
-        result.error = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        result.times_ns = []
-    result.seconds = time.perf_counter() - start
-    return result
+            try:
+                functions[index](*inputs)  # synchronous: returns once the results are computed
+            except (RuntimeError, ValueError) as err:
+                results[index].error, results[index].times_ns = _error_text(err), []
+                del functions[index]
+                continue
+            results[index].times_ns.append((time.perf_counter_ns() - begin) // job.dispatches)
+        rounds += 1
+        if rounds >= job.repeats * 100:
+            break
+    functions.clear()
+    del contexts
+    return results
 
 
 def _outputs(values) -> list[np.ndarray]:

@@ -4,9 +4,11 @@ IREE's own choice is always candidate 0 (`DEFAULT`: no `compilation_info`, the c
 decides as it would anyway), and the reference for numerics. The others change the tile
 sizes of IREE's `lowering_config` on the dispatch's root op:
 
-- llvm-cpu (`#iree_cpu.lowering_config`): the `distribution` (workgroup) tile of each
-  tiled loop halved and doubled, one loop at a time and both first two loops together;
-  a tile stays a multiple of the loop's vector tile. The cache level is left to IREE.
+- llvm-cpu (`#iree_cpu.lowering_config`): each tiling level in turn. The `distribution`
+  (workgroup) tile of each tiled loop halved and doubled, one loop at a time and the
+  first two together; the `vector_reduction` tile doubled and halved; the
+  `vector_common_parallel` tile of each loop doubled and halved. A distribution tile stays
+  a multiple of its loop's vector tile; the cache level is left to IREE.
 - cuda (`#iree_gpu.lowering_config`): the `reduction` tile halved and doubled, and the
   `workgroup` tile of a parallel loop doubled together with its `thread` tile (so the
   number of threads, IREE's `workgroup_size`, stays right).
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from lowering.dispatch_configs import DispatchConfig
 
 _LIST = re.compile(r"\b(\w+) = \[([-\d, ]*)\]")
+_CACHE_PARALLEL = re.compile(r"cache_parallel = \[[^\]]*\](, )?")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,13 @@ class Candidate:
 
 
 DEFAULT = Candidate("default")
+
+
+def loop_count(config: str) -> int | None:
+    """How many loops a lowering config tiles (the length of its first tile list)."""
+    lists = tile_lists(config)
+    first = lists.get("distribution") or lists.get("workgroup")
+    return None if first is None else len(first)
 
 
 def tile_lists(config: str) -> dict[str, list[int]]:
@@ -70,32 +80,46 @@ def _cpu(config: DispatchConfig) -> Iterator[Candidate]:
     lists = tile_lists(config.lowering_config)
     tiles = lists.get("distribution", [])
     vector = lists.get("vector_common_parallel", [0] * len(tiles))
+    reduction = lists.get("vector_reduction", [])
     axes = [i for i, t in enumerate(tiles) if t > 0]
 
-    def valid(new: list[int]) -> bool:
+    def fits(new_tiles: list[int], new_vector: list[int]) -> bool:
+        """Each tiled loop's tile is a multiple of its vector tile."""
         return all(
-            t > 0
-            and (i >= len(vector) or vector[i] == 0 or (t >= vector[i] and t % vector[i] == 0))
-            for i, t in enumerate(new)
+            t > 0 and (i >= len(new_vector) or new_vector[i] == 0 or t % new_vector[i] == 0)
+            for i, t in enumerate(new_tiles)
             if tiles[i] > 0
         )
 
-    def make(new: list[int]) -> Candidate:
-        return Candidate(_name("t", new), config.with_distribution(new))
+    def make(prefix: str, changed: dict[str, list[int]]) -> Candidate:
+        text = with_lists(_CACHE_PARALLEL.sub("", config.lowering_config), changed)
+        shown = changed.get("distribution") or changed.get("vector_common_parallel")
+        name = _name(prefix, shown or changed["vector_reduction"])
+        return Candidate(name, config.compilation_info(text))
 
-    for axis in axes:
+    def scaled(values: list[int], positions: Sequence[int], factor: float) -> list[int]:
+        return [int(v * factor) if i in positions else v for i, v in enumerate(values)]
+
+    distribution: list[Candidate] = []
+    for positions in [[axis] for axis in axes] + ([axes[:2]] if len(axes) >= 2 else []):
         for factor in (0.5, 2):
-            new = list(tiles)
-            new[axis] = int(tiles[axis] * factor)
-            if valid(new):
-                yield make(new)
-    if len(axes) >= 2:
-        for factor in (0.5, 2):
-            new = list(tiles)
-            for axis in axes[:2]:
-                new[axis] = int(tiles[axis] * factor)
-            if valid(new):
-                yield make(new)
+            new = scaled(tiles, positions, factor)
+            if fits(new, vector):
+                distribution.append(make("t", {"distribution": new}))
+    vectors: list[Candidate] = []
+    for axis, size in enumerate(reduction):
+        for factor in (2, 0.5):
+            if size > 1 or factor > 1:
+                vectors.append(make("r", {"vector_reduction": scaled(reduction, [axis], factor)}))
+    for axis in (a for a in axes if a < len(vector) and vector[a] > 1):
+        for factor in (2, 0.5):
+            new = scaled(vector, [axis], factor)
+            if fits(tiles, new):
+                vectors.append(make("v", {"vector_common_parallel": new}))
+    # Distribution and vector candidates alternate, so that a small limit tries both levels.
+    for index in range(max(len(distribution), len(vectors))):
+        yield from distribution[index : index + 1]
+        yield from vectors[index : index + 1]
 
 
 def _gpu(config: DispatchConfig) -> Iterator[Candidate]:
@@ -128,9 +152,10 @@ def candidates(config: DispatchConfig, limit: int = 6) -> list[Candidate]:
     """`DEFAULT` and up to `limit` other distinct candidates for a dispatch."""
     generated = _gpu(config) if "workgroup = [" in config.lowering_config else _cpu(config)
     out = [DEFAULT]
-    seen = {None}
+    seen: set[str | None] = {None, DEFAULT.name}
     for candidate in generated:
-        if candidate.compilation_info not in seen and len(out) <= limit:
-            seen.add(candidate.compilation_info)
+        fresh = candidate.compilation_info not in seen and candidate.name not in seen
+        if fresh and len(out) <= limit:
+            seen.update((candidate.compilation_info, candidate.name))
             out.append(candidate)
     return out

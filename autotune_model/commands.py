@@ -117,8 +117,8 @@ def add_command(sub) -> None:
     tune.add_argument(
         "--candidates",
         type=_positive,
-        default=6,
-        help="candidates tried per dispatch besides IREE's own (default 6)",
+        default=8,
+        help="candidates tried per dispatch besides IREE's own (default 8)",
     )
     tune.add_argument(
         "--tolerance",

@@ -1,4 +1,4 @@
-"""Where the jobs of tuning run: a local process pool (every core) or a Ray cluster.
+"""Where the jobs of tuning run: local workers (every core) or a Ray cluster.
 
 Both run the same job functions on the same job data (`bench`) and return results in the
 order of the jobs, calling `done(result)` as each finishes (the progress bar). A job that
@@ -9,10 +9,9 @@ CPUs as a machine has, so that Ray never runs two on the same device.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol
 
 from autotune_dialect.diagnostics import DiagnosticError
@@ -39,7 +38,10 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """A process pool with one worker per core (or `workers`)."""
+    """One worker per core (or `workers`) on this machine. A worker is a thread that
+    drives the job's own process (`iree-compile` is a child process per job), so that the
+    jobs use every core while nothing is forked from this process, which may be running
+    threads of its own (JAX's, IREE's) that a fork would leave in a broken state."""
 
     name = "local"
 
@@ -50,10 +52,7 @@ class LocalExecutor:
         if alone or len(jobs) <= 1 or self.workers == 1:
             return SerialExecutor().run(function, jobs, done)
         results: list[Result] = [None] * len(jobs)
-        # fork: the jobs need not be importable from a `__main__` guard (scripts, notebooks)
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        with ProcessPoolExecutor(min(self.workers, len(jobs)), mp_context=context) as pool:
+        with ThreadPoolExecutor(min(self.workers, len(jobs))) as pool:
             futures = {pool.submit(function, job): i for i, job in enumerate(jobs)}
             for future in as_completed(futures):
                 results[futures[future]] = future.result()

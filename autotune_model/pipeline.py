@@ -4,9 +4,10 @@
    is asked for its own configuration of every dispatch (`default_configs`).
 2. Dispatches with a contraction, convolution or reduction at their root are tuned; each
    gets candidates around IREE's configuration (`candidates`), IREE's own first.
-3. Every candidate is compiled alone (`bench.compile_candidate`) and benchmarked alone on
-   synthetic inputs of the dispatch's real sizes (`bench.benchmark_candidate`), through an
-   executor (a process pool, or Ray). Failures and wrong results drop a candidate.
+3. Every candidate is compiled alone (`bench.compile_candidate`); a dispatch's candidates
+   are benchmarked side by side on synthetic inputs of its real sizes
+   (`bench.benchmark_dispatch`). Both jobs run through an executor (local workers, or
+   Ray). Failures and wrong results drop a candidate.
 4. The top-k candidates faster than IREE's become, with IREE's, an `autotune.group` that
    the dispatch runs; the module is lowered with the chosen policy and compiled.
 5. The tuned module and the stock build of the model are timed end to end, side by side.
@@ -35,10 +36,11 @@ from autotune_model.bench import (
     Measured,
     agree,
     bench_module,
-    benchmark_candidate,
+    benchmark_dispatch,
     compile_candidate,
+    root_loop_count,
 )
-from autotune_model.candidates import Candidate, candidates, tile_lists
+from autotune_model.candidates import Candidate, candidates, loop_count, tile_lists
 from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.measure import function_inputs, model_function, time_model
 from autotune_model.report import (
@@ -80,7 +82,7 @@ class TuneOptions:
     freeze: bool = False
     cache: str | None = None
     top_k: int = 2
-    candidates: int = 6
+    candidates: int = 8
     tolerance: float = 1e-3
     repeats: int = 15
     time_model: bool = True
@@ -207,6 +209,13 @@ def _tunables(
         if isinstance(bench, str):
             report.skipped[export] = bench
             continue
+        loops, tiled = root_loop_count(bench), loop_count(config.lowering_config)
+        if loops is not None and tiled is not None and loops != tiled:
+            report.skipped[export] = (
+                f"IREE configures another form of its root op ({tiled} loops; {loops} at "
+                "the flow phase, e.g. a unit dimension folded away)"
+            )
+            continue
         generated = candidates(config, options.candidates)
         if len(generated) < 2:
             report.skipped[export] = "no candidate around IREE's configuration"
@@ -224,7 +233,7 @@ def tune_model(
     executor: Executor | None = None,
     progress: Progress | None = None,
     compile_job: Callable[[CompileJob], Compiled] = compile_candidate,
-    benchmark_job: Callable[[BenchmarkJob], Measured] = benchmark_candidate,
+    benchmark_job: Callable[[BenchmarkJob], list[Measured]] = benchmark_dispatch,
 ) -> TunedModel:
     """Tune every dispatch of `model` worth it and build the tuned module.
 
@@ -271,28 +280,33 @@ def tune_model(
     device = DEVICES[options.target]
     measured: dict[tuple[str, str], Measured] = {}
     if device_available(device):
-        bench_jobs = [
-            BenchmarkJob(
-                c.dispatch,
-                c.candidate,
-                c.vmfb,
-                _bench(tunables, c.dispatch).operands,
-                device,
-                repeats=options.repeats,
-                dispatches=_bench(tunables, c.dispatch).repeat,
+        bench_jobs = []
+        for tunable in tunables:
+            built = tuple(
+                (c.candidate, c.vmfb)
+                for c in compiled
+                if c.dispatch == tunable.export and c.vmfb is not None
             )
-            for c in compiled
-            if c.vmfb is not None
-        ]
-        progress.phase("benchmark candidates", len(bench_jobs))
+            if built:
+                bench_jobs.append(
+                    BenchmarkJob(
+                        tunable.export,
+                        built,
+                        tunable.bench.operands,
+                        device,
+                        repeats=options.repeats,
+                        dispatches=tunable.bench.repeat,
+                    )
+                )
+        progress.phase("benchmark dispatches", len(bench_jobs))
         done = executor.run(
             benchmark_job,
             bench_jobs,
-            lambda r: progress.advance(f"{r.dispatch} {r.candidate.name}"),
+            lambda r: progress.advance(r[0].dispatch if r else ""),
             alone=True,
             gpu=options.target == "cuda",
         )
-        measured = {(m.dispatch, m.candidate.name): m for m in done}
+        measured = {(m.dispatch, m.candidate.name): m for ms in done for m in ms}
     else:
         report.skipped["(all)"] = f"not benchmarked: no {device} device here; the run time chooses"
     lap("benchmark")
@@ -350,10 +364,6 @@ def _build(
     lower_module(module, policy, options.cache if options.freeze else None)
     lowered = print_module(module, locations=True)
     return compile_lowered(lowered, options.target, options.arch), lowered
-
-
-def _bench(tunables: Sequence[_Tunable], export: str) -> BenchModule:
-    return next(t.bench for t in tunables if t.export == export)
 
 
 def _judge(
