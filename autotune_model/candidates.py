@@ -6,9 +6,10 @@ sizes of IREE's `lowering_config` on the dispatch's root op:
 
 - llvm-cpu (`#iree_cpu.lowering_config`): each tiling level in turn. The `distribution`
   (workgroup) tile of each tiled loop halved and doubled, one loop at a time and the
-  first two together; the `vector_reduction` tile doubled and halved; the
-  `vector_common_parallel` tile of each loop doubled and halved. A distribution tile stays
-  a multiple of its loop's vector tile; the cache level is left to IREE.
+  first two together; the `vector_reduction` tile halved; the `vector_common_parallel`
+  tile of each loop halved, or doubled with the reduction tile halved (IREE refuses
+  vectors larger than its own choice). A distribution tile stays a multiple of its
+  loop's vector tile; the cache level is left to IREE.
 - cuda (`#iree_gpu.lowering_config`): the `reduction` tile halved and doubled, and the
   `workgroup` tile of a parallel loop doubled together with its `thread` tile (so the
   number of threads, IREE's `workgroup_size`, stays right).
@@ -95,6 +96,8 @@ def _cpu(config: DispatchConfig) -> Iterator[Candidate]:
         text = with_lists(_CACHE_PARALLEL.sub("", config.lowering_config), changed)
         shown = changed.get("distribution") or changed.get("vector_common_parallel")
         name = _name(prefix, shown or changed["vector_reduction"])
+        if "vector_common_parallel" in changed and "vector_reduction" in changed:
+            name += "r" + _name("", changed["vector_reduction"])
         return Candidate(name, config.compilation_info(text))
 
     def scaled(values: list[int], positions: Sequence[int], factor: float) -> list[int]:
@@ -106,16 +109,19 @@ def _cpu(config: DispatchConfig) -> Iterator[Candidate]:
             new = scaled(tiles, positions, factor)
             if fits(new, vector):
                 distribution.append(make("t", {"distribution": new}))
+    # Vector tiles: never more elements in flight than IREE's (it refuses large vectors).
     vectors: list[Candidate] = []
-    for axis, size in enumerate(reduction):
-        for factor in (2, 0.5):
-            if size > 1 or factor > 1:
-                vectors.append(make("r", {"vector_reduction": scaled(reduction, [axis], factor)}))
-    for axis in (a for a in axes if a < len(vector) and vector[a] > 1):
-        for factor in (2, 0.5):
-            new = scaled(vector, [axis], factor)
-            if fits(tiles, new):
-                vectors.append(make("v", {"vector_common_parallel": new}))
+    halved = [scaled(reduction, [axis], 0.5) for axis, size in enumerate(reduction) if size > 1]
+    for new_reduction in halved:
+        vectors.append(make("r", {"vector_reduction": new_reduction}))
+    for axis in (a for a in axes if a < len(vector) and vector[a] > 0):
+        wider = scaled(vector, [axis], 2)
+        if halved and fits(tiles, wider):
+            vectors.append(
+                make("v", {"vector_common_parallel": wider, "vector_reduction": halved[0]})
+            )
+        if vector[axis] > 1:
+            vectors.append(make("v", {"vector_common_parallel": scaled(vector, [axis], 0.5)}))
     # Distribution and vector candidates alternate, so that a small limit tries both levels.
     for index in range(max(len(distribution), len(vectors))):
         yield from distribution[index : index + 1]

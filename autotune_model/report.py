@@ -95,6 +95,7 @@ class TuneReport:
     executor: str
     dispatches: list[DispatchResult] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # export -> why not tuned
+    notes: list[str] = field(default_factory=list)
     timing: ModelTiming | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # phase -> wall time
 
@@ -132,6 +133,7 @@ class TuneReport:
                 data["executor"],
                 dispatches,
                 dict(data["skipped"]),
+                list(data["notes"]),
                 timing,
                 dict(data["seconds"]),
             )
@@ -150,7 +152,7 @@ def dispatch_table(report: TuneReport) -> Table:
         table.add_column(
             column, justify="right" if "us" in column or column == "speedup" else "left"
         )
-    table.add_column("tried / failed", justify="right")
+    table.add_column("tried / failed / kept", justify="right")
     for d in report.dispatches:
         best = d.best
         table.add_row(
@@ -161,7 +163,7 @@ def dispatch_table(report: TuneReport) -> Table:
             _us(best.median_ns if best else None),
             best.name if best else "-",
             f"{d.speedup:.2f}x" if d.speedup else "-",
-            f"{len(d.candidates)} / {d.failed}",
+            f"{len(d.candidates)} / {d.failed} / {len(d.kept)}",
         )
     return table
 
@@ -187,7 +189,7 @@ def summary_lines(report: TuneReport) -> list[str]:
                 )
     for export, why in report.skipped.items():
         lines.append(f"not tuned {export}: {why}")
-    return lines
+    return lines + report.notes
 
 
 def write_plot(report: TuneReport, path: str | Path) -> None:

@@ -7,7 +7,6 @@ compile outlives the command that started it.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import signal
@@ -62,15 +61,24 @@ def compile_lowered(
     return result
 
 
-_PR_SET_PDEATHSIG = 1
+# Run in the child instead of a `preexec_fn` (Python code between fork and exec may
+# deadlock when this process has other threads, as a pool of compile jobs does): ask the
+# kernel to kill it when its parent dies, check that the parent has not died already,
+# then become the tool.
+_LAUNCHER = """
+import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: a session of its own, killed when its parent dies."""
-    os.setsid()
+def _command(tool: str, *args: str) -> list[str]:
+    """The command line that runs `tool`, killed with this process on Linux."""
     if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        return [sys.executable, "-c", _LAUNCHER, str(os.getpid()), tool, *args]
+    return [tool, *args]
 
 
 def run_iree_compile(text: str, flags: list[str]) -> tuple[int, bytes, str]:
@@ -78,11 +86,11 @@ def run_iree_compile(text: str, flags: list[str]) -> tuple[int, bytes, str]:
     with tempfile.TemporaryDirectory(prefix="iree-autotune-") as folder:
         output = Path(folder) / "module.vmfb"
         process = subprocess.Popen(
-            [find_tool("iree-compile"), "-", *flags, "-o", str(output)],
+            _command(find_tool("iree-compile"), "-", *flags, "-o", str(output)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            start_new_session=True,
         )
         try:
             log, _ = process.communicate(text.encode())

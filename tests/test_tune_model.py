@@ -1,0 +1,367 @@
+"""`tune-model`: candidates around IREE's configuration, the jobs that judge them, the
+tuned module built from the survivors, through the Python API, the command line, Ray and
+JAX. Small models and few candidates; the benchmark jobs are injected where a test needs
+a verdict that the machine's noise must not decide."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zlib
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA, runtime_tool
+
+from autotune_dialect.bridge import iree_context
+from autotune_model import TuneOptions, tune_model
+from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
+from autotune_model.candidates import candidates, tile_lists
+from autotune_model.executors import LocalExecutor, SerialExecutor
+from autotune_model.pipeline import flow_phase
+from autotune_model.report import FAILED_TO_COMPILE, KEPT, REFERENCE, WRONG, TuneReport
+from autotune_runtime.session import load
+from lowering.dispatch_configs import default_configs
+from lowering.driver import compile_lowered
+
+SRC = DATA / "flow" / "src"
+MLP = (SRC / "mlp.mlir").read_text()
+DYNAMIC = (SRC / "dynamic.mlir").read_text()
+MLP_SHAPES = [(16, 256), (256, 512), (512,), (512, 128), (128,)]
+IREE_AUTOTUNE = str(Path(sys.executable).parent / "iree-autotune")
+SMALL = TuneOptions(candidates=3, top_k=1, time_model=False)
+
+
+def mlp_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(3)
+    return [rng.standard_normal(s).astype(np.float32) for s in MLP_SHAPES]
+
+
+def mlp_reference(args: list[np.ndarray]) -> np.ndarray:
+    x, w1, b1, w2, b2 = args
+    return np.maximum(x @ w1 + b1, 0) @ w2 + b2
+
+
+def assert_close(got: np.ndarray, want: np.ndarray) -> None:
+    """Equal up to float reassociation: within 1e-5 of the largest magnitude."""
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+
+
+def fake_time(dispatch: str, name: str) -> int:
+    """A deterministic 'time' for a candidate; `t*` candidates beat IREE's own."""
+    base = 1000 + zlib.crc32(f"{dispatch}/{name}".encode()) % 100
+    return base // 2 if name.startswith("t") else base
+
+
+def fake_benchmark(job: BenchmarkJob) -> list[Measured]:
+    """Times that do not depend on the machine, outputs that all agree."""
+    return [
+        Measured(job.dispatch, candidate, [fake_time(job.dispatch, candidate.name)], [])
+        for candidate, _ in job.candidates
+    ]
+
+
+def table(report: TuneReport) -> list:
+    return [
+        (d.export, d.workload, d.operands, [(c.name, c.fate, c.median_ns) for c in d.candidates])
+        for d in report.dispatches
+    ]
+
+
+# --- candidates ---------------------------------------------------------------------------
+
+
+def test_candidates_are_distinct_valid_configs_that_iree_builds():
+    from iree.compiler import ir
+
+    configs = default_configs(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir"))
+    assert len(configs) == 2
+    for config in configs.values():
+        found = candidates(config, limit=8)
+        assert found[0].is_default and len(found) == 9
+        names = [c.name for c in found]
+        infos = [c.compilation_info for c in found]
+        assert len(set(names)) == len(names) and len(set(infos)) == len(infos)
+        default = tile_lists(config.lowering_config)
+        volume = np.prod([t for t in default["vector_common_parallel"] if t]) * np.prod(
+            [t for t in default["vector_reduction"] if t]
+        )
+        for candidate in found[1:]:
+            with iree_context():
+                ir.Attribute.parse(candidate.compilation_info)  # IREE reads it
+            lists = tile_lists(candidate.compilation_info)
+            assert lists != default
+            for tile, vec in zip(
+                lists["distribution"], lists["vector_common_parallel"], strict=True
+            ):
+                assert tile == 0 or vec == 0 or tile % vec == 0
+            mine = np.prod([t for t in lists["vector_common_parallel"] if t]) * np.prod(
+                [t for t in lists["vector_reduction"] if t]
+            )
+            assert mine <= volume  # IREE refuses larger vectors than its own
+    # ... and IREE builds every one of them.
+    options = TuneOptions(candidates=8, top_k=1, time_model=False)
+    report = tune_model(MLP, options, benchmark_job=fake_benchmark).report
+    fates = [c.fate for d in report.dispatches for c in d.candidates]
+    assert len(fates) == 18 and FAILED_TO_COMPILE not in fates
+
+
+def test_gpu_candidates_change_the_gpu_config_fields():
+    configs = default_configs(flow_phase(MLP, "cuda", "sm_80", "mlp.mlir"), "cuda", "sm_80")
+    config = next(iter(configs.values()))
+    assert "#iree_gpu.lowering_config" in config.lowering_config
+    found = candidates(config, limit=6)
+    assert len(found) >= 3
+    default = tile_lists(config.lowering_config)
+    for candidate in found[1:]:
+        lists = tile_lists(candidate.compilation_info)
+        changed = {k for k in default if lists.get(k) != default[k]}
+        assert changed and changed <= {"reduction", "workgroup", "thread"}
+        if "workgroup" in changed:  # the thread tile follows, so the thread count holds
+            assert "thread" in changed
+
+
+# --- judging the candidates -----------------------------------------------------------------
+
+
+def test_a_candidate_with_wrong_results_is_dropped_and_the_model_stays_right():
+    perturbed = []
+
+    def perturbing(job: BenchmarkJob) -> list[Measured]:
+        results = benchmark_dispatch(job)
+        victim = results[1]  # the first candidate after IREE's own
+        victim.outputs = [o + 1.0 for o in victim.outputs]
+        perturbed.append((job.dispatch, victim.candidate.name))
+        for r in results:  # every survivor looks faster, so that it would be kept
+            r.times_ns = [1000] if r.candidate.is_default else [100]
+        return results
+
+    tuned = tune_model(MLP, SMALL, executor=SerialExecutor(), benchmark_job=perturbing)
+    assert len(perturbed) == 2
+    for dispatch in tuned.report.dispatches:
+        fates = {c.name: c.fate for c in dispatch.candidates}
+        victim = dict(perturbed)[dispatch.export]
+        assert fates[victim] == WRONG
+        assert fates["default"] == REFERENCE
+        assert dispatch.kept and victim not in dispatch.kept
+        assert f"{dispatch.export}__{victim}" not in tuned.lowered
+        assert f"{dispatch.export}__{dispatch.kept[0]}" in tuned.lowered
+    args = mlp_inputs()
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        for _ in range(40):  # online tuning runs every variant
+            got = module.function("mlp")(*args)
+        assert_close(got, mlp_reference(args))
+
+
+def test_candidates_that_fail_are_reported_not_fatal(monkeypatch):
+    import autotune_model.pipeline as pipeline
+
+    real = pipeline.candidates
+
+    def with_a_broken_one(config, limit):
+        found = real(config, limit)
+        broken = found[1].compilation_info.replace("distribution = [", "distribution = [99999, ")
+        return [*found[:1], type(found[1])("broken", broken), *found[1:]]
+
+    monkeypatch.setattr(pipeline, "candidates", with_a_broken_one)
+    report = tune_model(MLP, SMALL, benchmark_job=fake_benchmark).report
+    for dispatch in report.dispatches:
+        broken = next(c for c in dispatch.candidates if c.name == "broken")
+        assert broken.fate == FAILED_TO_COMPILE and broken.detail
+        assert dispatch.failed == 1 and dispatch.kept
+
+
+def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
+    import autotune_model.pipeline as pipeline
+    from autotune_model.report import ModelTiming
+
+    timings = iter([1.5, 1.2, 1.0])  # model time with 2 groups, 1 group, none
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        return ModelTiming(function, 1000.0, 1000.0 * next(timings), 10)
+
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    options = TuneOptions(candidates=3, top_k=1)
+    tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    assert tuned.report.timing.ratio == 1.0
+    assert all(not d.kept for d in tuned.report.dispatches)
+    taken_back = [c for d in tuned.report.dispatches for c in d.candidates if c.detail]
+    assert taken_back and all("stock build" in c.detail for c in taken_back)
+    assert "__tuned" not in tuned.lowered  # no group left: the model as IREE builds it
+
+
+# --- the tuned module ---------------------------------------------------------------------------
+
+
+def test_frozen_module_runs_under_stock_iree_run_module_like_the_default_build(tmp_path):
+    options = TuneOptions(candidates=3, top_k=2, freeze=True, time_model=False)
+    tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    for dispatch in tuned.report.dispatches:
+        best = dispatch.best
+        assert best is not None and best.fate == KEPT and best.name.startswith("t")
+        assert f"@{dispatch.export}__{best.name}" in tuned.lowered  # the frozen choice
+    assert "@autotune." not in tuned.lowered  # no host import: stock tools run it
+    stock = compile_lowered(MLP, "llvm-cpu")
+    inputs = []
+    for index, array in enumerate(mlp_inputs()):
+        np.save(tmp_path / f"in{index}.npy", array)
+        inputs.append(f"--input=@{tmp_path / f'in{index}.npy'}")
+    outputs = {}
+    for name, vmfb in (("tuned", tuned.vmfb), ("stock", stock)):
+        (tmp_path / f"{name}.vmfb").write_bytes(vmfb)
+        subprocess.run(
+            [
+                runtime_tool("iree-run-module"),
+                "--device=local-task",
+                f"--module={tmp_path / f'{name}.vmfb'}",
+                "--function=mlp",
+                *inputs,
+                f"--output=@{tmp_path / f'{name}.npy'}",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        outputs[name] = np.load(tmp_path / f"{name}.npy")
+    assert_close(outputs["tuned"], outputs["stock"])
+    assert_close(outputs["stock"], mlp_reference(mlp_inputs()))
+
+
+def test_a_dynamic_model_is_tuned_at_the_example_shapes_and_runs_at_others():
+    options = replace(SMALL, candidates=2, policy="explicit", input_shapes=((40, 256), (256, 256)))
+    tuned = tune_model(DYNAMIC, options, benchmark_job=fake_benchmark)
+    (dispatch,) = tuned.report.dispatches
+    assert dispatch.operands == ["40x256xf32", "256x256xf32"]
+    assert dispatch.workload == [40]
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((256, 256)).astype(np.float32)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        module.tune()
+        for rows in (40, 7):
+            x = rng.standard_normal((rows, 256)).astype(np.float32)
+            got = module.function("dynamic")(x, w)
+            assert_close(got, np.maximum(x @ w, 0))
+
+
+def test_a_cuda_tuned_model_builds_with_gpu_candidates_without_a_gpu():
+    options = TuneOptions(target="cuda", arch="sm_80", candidates=3, top_k=2)
+    tuned = tune_model(MLP, options)
+    assert tuned.vmfb[:64] and b"cuda" in tuned.vmfb  # a CUDA executable inside
+    assert any("not benchmarked: no cuda device" in note for note in tuned.report.notes)
+    assert tuned.report.timing is None
+    for dispatch in tuned.report.dispatches:
+        assert len(dispatch.kept) == 2
+        for name in dispatch.kept:
+            assert f"@{dispatch.export}__{name}" in tuned.lowered
+    assert tuned.lowered.count("#iree_gpu.lowering_config") >= 4
+
+
+# --- executors ------------------------------------------------------------------------------
+
+
+def test_ray_executor_gives_the_same_table_as_local_workers():
+    pytest.importorskip("ray", reason="Ray is the optional extra iree-autotune[ray]")
+    from autotune_model.executors import RayExecutor
+
+    local = tune_model(MLP, SMALL, executor=LocalExecutor(), benchmark_job=fake_benchmark)
+    tests = str(Path(__file__).parent)
+    ray = RayExecutor(None, num_cpus=2, runtime_env={"env_vars": {"PYTHONPATH": tests}})
+    try:
+        assert ray.ray.is_initialized()
+        remote = tune_model(MLP, SMALL, executor=ray, benchmark_job=fake_benchmark)
+    finally:
+        ray.close()
+    assert not ray.ray.is_initialized()  # the test's cluster is stopped
+    assert remote.report.executor == "ray" and local.report.executor == "local"
+    assert table(remote.report) == table(local.report)
+    assert any(d.kept for d in local.report.dispatches)
+    assert remote.lowered == local.lowered
+
+
+# --- frontends ------------------------------------------------------------------------------
+
+
+def test_a_jax_model_is_tuned_from_python_and_computes_what_jax_computes():
+    jax = pytest.importorskip("jax", reason="JAX is the optional extra iree-autotune[jax]")
+    import jax.numpy as jnp
+
+    from autotune_model.frontends import from_jax
+
+    def mlp(x, w1, w2):
+        return jnp.maximum(x @ w1, 0) @ w2
+
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((8, 64), (64, 128), (128, 32))]
+    text = from_jax(mlp, *args)
+    assert "stablehlo." in text
+    tuned = tune_model(text, SMALL, benchmark_job=fake_benchmark)
+    assert len(tuned.report.dispatches) == 2 and all(d.kept for d in tuned.report.dispatches)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        for _ in range(40):
+            got = module.function("main")(*args)
+    assert_close(got, np.asarray(jax.jit(mlp)(*args)))
+
+
+# --- command line ---------------------------------------------------------------------------
+
+
+def cli(*args) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([IREE_AUTOTUNE, *map(str, args)], capture_output=True, text=True)
+
+
+def assert_error(result, *fragments) -> None:
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
+    model = tmp_path / "mlp.mlir"
+    model.write_text(MLP)
+    out = tmp_path / "mlp.vmfb"
+    result = cli("tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1")
+    assert result.returncode == 0, result.stderr
+    assert "mlp_dispatch_0_matmul_16x512x256_f32" in result.stdout
+    assert "end to end (@mlp" in result.stdout and "tuned/stock" in result.stdout
+    report = json.loads((tmp_path / "mlp.tune.json").read_text())
+    assert report["model"] == str(model) and len(report["dispatches"]) == 2
+    assert report["timing"]["stock_ns"] > 0 and report["timing"]["tuned_ns"] > 0
+    with load(out.read_bytes(), device="local-sync", cache=False) as module:
+        args = mlp_inputs()
+        assert_close(module.function("mlp")(*args), mlp_reference(args))
+    shown = cli("report", tmp_path / "mlp.tune.json", "--plot", tmp_path / "tune.png")
+    assert shown.returncode == 0, shown.stderr
+    assert "mlp_dispatch_1_matmul_16x128x512_f32" in shown.stdout
+    assert (tmp_path / "tune.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_errors_name_what_is_wrong(tmp_path):
+    model = tmp_path / "dynamic.mlir"
+    model.write_text(DYNAMIC)
+    out = tmp_path / "out.vmfb"
+    assert_error(
+        cli("tune-model", model, "-o", out),
+        "argument 0 of @dynamic is tensor<?x256xf32>",
+        "--input",
+    )
+    assert_error(cli("tune-model", model, "-o", out, "--input", "40x256xf32"), "2 arguments")
+    assert_error(
+        cli("tune-model", model, "-o", out, "--input", "40x255xf32", "--input", "256x256xf32"),
+        "does not fit argument 0",
+    )
+    assert_error(cli("tune-model", model, "-o", out, "--input", "4zx3"), "not like 40x256xf32")
+    assert_error(
+        cli("tune-model", model, "-o", out, "--function", "nope"), "no public function @nope"
+    )
+    assert_error(cli("tune-model", model, "-o", out, "--cache", "c.json"), "needs --freeze")
+    assert_error(cli("tune-model", model, "-o", out, "--tolerance", "nan"), "finite")
+    broken = tmp_path / "broken.mlir"
+    broken.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y\n}\n")
+    assert_error(cli("tune-model", broken, "-o", out), str(broken), "cannot build the model")
+    report = tmp_path / "bad.tune.json"
+    report.write_text("{not json")
+    assert_error(cli("report", report), str(report), "not JSON")
+    assert not out.exists()
