@@ -19,6 +19,7 @@ TITLES = {
     "B4": "choice quality",
     "B5": "online cost",
     "B6": "memory",
+    "B7": "tuning a whole model",
 }
 
 MEANINGS = {
@@ -28,6 +29,7 @@ MEANINGS = {
     "B4": "median time of the chosen variant / of the best (geometric mean, 6 sizes)",
     "B5": "first 1000 calls with online tuning / 1000 calls of the best variant",
     "B6": "peak RSS, tuned run / static run (1000 calls)",
+    "B7": "end-to-end time, tuned module / stock build (geometric mean, 4 models)",
 }
 
 
@@ -92,6 +94,19 @@ def reading(case: dict) -> str:
             f"Lowering {low['groups']} groups peaks at {low['peak_rss_mib']:.0f} MiB "
             f"({low['after_imports_rss_mib']:.0f} MiB after the imports); a tuned run of "
             f"{d['run_calls']} calls peaks at {_times(r)} the memory of a static one."
+        )
+    if cid == "B7":
+        worst = d["worst"]
+        verdict = (
+            "both goals met"
+            if d["met"]
+            else f"goals (geometric mean ≤ {d['goal_geomean']}, every model ≤ "
+            f"{d['goal_worst']}) **not met**"
+        )
+        return (
+            f"Tuned modules run in {r:.3f}x the stock build's time on average "
+            f"(worst: {worst['model']}, {worst['ratio']:.3f}); {verdict}. Tuning took "
+            f"{d['tuning_wall_s_total']:.0f} s for the {len(d['models'])} models."
         )
     return ""
 
@@ -221,6 +236,15 @@ def plot_b6(case: dict, ax) -> None:
     ax.legend(fontsize=8)
 
 
+def plot_b7(case: dict, ax) -> None:
+    rows = case["detail"]["models"]
+    names = [r["model"] for r in rows]
+    ax.bar(names, [r["ratio"] for r in rows], color="tab:blue")
+    ax.axhline(1.0, color="gray", linewidth=0.8)
+    ax.axhline(case["detail"]["goal_geomean"], color="tab:green", linestyle="--", linewidth=0.8)
+    ax.set_ylabel("tuned / stock time")
+
+
 PLOTTERS = {
     "B1": plot_b1,
     "B2": plot_b2,
@@ -228,6 +252,7 @@ PLOTTERS = {
     "B4": plot_b4,
     "B5": plot_b5,
     "B6": plot_b6,
+    "B7": plot_b7,
 }
 
 
@@ -351,6 +376,43 @@ def _case_table(case: dict) -> list[str]:
             f"| static run, {d['run_calls']} calls | {static['peak_rss_mib']:.1f} | "
             f"{static['baseline_rss_mib']:.1f} |",
         ]
+    if cid == "B7":
+        lines = [
+            "| model | stock (µs) | tuned (µs) | tuned / stock | dispatches tuned | "
+            "tuning (s) | analyse / compile / benchmark / build / measure (s) |",
+            "|---|---:|---:|---:|---:|---:|---|",
+        ]
+        for r in d["models"]:
+            split = " / ".join(
+                f"{r['split_s'].get(k, 0):.1f}"
+                for k in ("analyse", "compile", "benchmark", "build", "measure")
+            )
+            lines.append(
+                f"| {r['model']} | {r['stock_us']:.0f} | {r['tuned_us']:.0f} | "
+                f"{r['ratio']:.3f} | {r['dispatches_tuned']} of {r['dispatches_considered']} | "
+                f"{r['tuning_wall_s']:.0f} | {split} |"
+            )
+        lines += [
+            "",
+            "| model | dispatch | default (µs) | best (µs) | best | candidates / failed | kept |",
+            "|---|---|---:|---:|---|---:|---|",
+        ]
+        for r in d["models"]:
+            for x in r["dispatches"]:
+                lines.append(
+                    f"| {r['model']} | `{x['dispatch']}` | {x['default_us'] or '-'} | "
+                    f"{x['best_us'] or '-'} | {x['best'] or '-'} | {x['candidates']} / "
+                    f"{x['failed']} | {', '.join(x['kept']) or '-'} |"
+                )
+        lines += [
+            "",
+            f"Policy {d['policy']}, {d['candidates_per_dispatch']} candidates per dispatch, "
+            f"top {d['top_k']} kept; end-to-end medians over {d['timing_s_per_model']:.0f} s "
+            "of calls per model, stock and tuned alternating call by call on `local-task`. "
+            "Dispatch times are those of the candidates alone (side by side, on synthetic "
+            "inputs of the model's sizes).",
+        ]
+        return lines
     return []
 
 
