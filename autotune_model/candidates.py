@@ -15,7 +15,9 @@ sizes of IREE's `lowering_config` on the dispatch's root op:
   number of threads, IREE's `workgroup_size`, stays right).
 
 Candidates are generated apart from compiling and benchmarking them (`bench`,
-`pipeline`): a config that IREE cannot build is dropped there, not here.
+`pipeline`): a config that IREE cannot build is dropped there, not here. After the first
+round, `combined` joins the changes of the two best candidates that change different tile
+lists (a distribution tile and a vector tile, say) into one more candidate.
 """
 
 from __future__ import annotations
@@ -152,6 +154,30 @@ def _gpu(config: DispatchConfig) -> Iterator[Candidate]:
             yield make(
                 _name("w", new_workgroup), {"workgroup": new_workgroup, "thread": new_thread}
             )
+
+
+def combined(config: DispatchConfig, first: Candidate, second: Candidate) -> Candidate | None:
+    """One candidate with the tile lists that `first` changes from IREE's config and those
+    that `second` changes (None when both change the same list, or when the result does
+    not fit: a distribution tile that is no multiple of its vector tile)."""
+    default = tile_lists(config.lowering_config)
+    if first.is_default or second.is_default:
+        return None
+
+    def changes(candidate: Candidate) -> dict[str, list[int]]:
+        lists = tile_lists(candidate.compilation_info or "")
+        return {k: v for k, v in lists.items() if k in default and v != default[k]}
+
+    a, b = changes(first), changes(second)
+    if not a or not b or set(a) & set(b):
+        return None
+    merged = {**default, **a, **b}
+    tiles, vector = merged.get("distribution", []), merged.get("vector_common_parallel", [])
+    for tile, vec in zip(tiles, vector, strict=False):
+        if tile and vec and tile % vec:
+            return None
+    text = with_lists(_CACHE_PARALLEL.sub("", config.lowering_config), {**a, **b})
+    return Candidate(f"{first.name}_{second.name}", config.compilation_info(text))
 
 
 def candidates(config: DispatchConfig, limit: int = 6) -> list[Candidate]:

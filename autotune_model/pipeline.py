@@ -40,7 +40,7 @@ from autotune_model.bench import (
     compile_candidate,
     root_loop_count,
 )
-from autotune_model.candidates import Candidate, candidates, loop_count, tile_lists
+from autotune_model.candidates import Candidate, candidates, combined, loop_count, tile_lists
 from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.measure import function_inputs, model_function, time_model
 from autotune_model.report import (
@@ -87,6 +87,7 @@ class TuneOptions:
     repeats: int = 15
     time_model: bool = True
     faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
+    combine: bool = True  # a second round: the best two changes to different lists together
     slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
 
 
@@ -125,10 +126,21 @@ class _Tunable:
     workload: list[int]
     candidates: list[Candidate]
     result: DispatchResult = field(init=False)
+    finalists: list[Candidate] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.finalists = list(self.candidates)  # the candidates of the current round
         operands = [o.text for o in self.bench.operands]
         self.result = DispatchResult(self.export, self.config.root_op, self.workload, operands)
+
+    @property
+    def kept_candidates(self) -> list[Candidate]:
+        kept = set(self.result.kept)
+        return [c for c in self.candidates if c.name in kept]
+
+    @staticmethod
+    def names(candidates: Sequence[Candidate]) -> set[str]:
+        return {c.name for c in candidates}
 
     @property
     def gain_ns(self) -> float:
@@ -270,53 +282,29 @@ def tune_model(
     lap("analyse")
 
     flags = tuple(target_flags(options.target, options.arch))
-    jobs = [CompileJob(t.export, c, t.bench, flags) for t in tunables for c in t.candidates]
-    progress.phase("compile candidates", len(jobs))
-    compiled = executor.run(
-        compile_job, jobs, lambda r: progress.advance(f"{r.dispatch} {r.candidate.name}")
-    )
-    lap("compile")
-
     device = DEVICES[options.target]
+    benchmarked = device_available(device)
+    round_one = [(t, c) for t in tunables for c in t.candidates]
+    jobs = (compile_job, benchmark_job)
+    compiled = _compile(round_one, flags, executor, compile_job, progress)
+    lap("compile")
     measured: dict[tuple[str, str], Measured] = {}
-    if device_available(device):
-        bench_jobs = []
-        for tunable in tunables:
-            built = tuple(
-                (c.candidate, c.vmfb)
-                for c in compiled
-                if c.dispatch == tunable.export and c.vmfb is not None
-            )
-            if built:
-                bench_jobs.append(
-                    BenchmarkJob(
-                        tunable.export,
-                        built,
-                        tunable.bench.operands,
-                        device,
-                        repeats=options.repeats,
-                        dispatches=tunable.bench.repeat,
-                    )
-                )
-        progress.phase("benchmark dispatches", len(bench_jobs))
-        done = executor.run(
-            benchmark_job,
-            bench_jobs,
-            lambda r: progress.advance(r[0].dispatch if r else ""),
-            alone=True,
-            gpu=options.target == "cuda",
+    if benchmarked:
+        measured = _benchmark(
+            tunables, compiled, device, options, executor, benchmark_job, progress
         )
-        measured = {(m.dispatch, m.candidate.name): m for ms in done for m in ms}
     else:
         report.notes.append(
             f"not benchmarked: no {device} device here; each group has the first "
             f"{options.top_k} candidates that built, and the run time chooses"
         )
     lap("benchmark")
-
-    by_name = {(c.dispatch, c.candidate.name): c for c in compiled}
     for tunable in tunables:
-        _judge(tunable, by_name, measured, options, benchmarked=bool(measured))
+        _judge(tunable, tunable.candidates, compiled, measured, options, benchmarked)
+
+    if benchmarked and options.combine:
+        _combine(tunables, compiled, measured, flags, device, options, executor, jobs, progress)
+        lap("combine")
     report.dispatches = [t.result for t in tunables]
 
     decisions = load_decisions(options.cache) if options.freeze and options.cache else []
@@ -346,6 +334,110 @@ def tune_model(
     return TunedModel(vmfb, lowered, report)
 
 
+def _compile(
+    pairs: Sequence[tuple[_Tunable, Candidate]],
+    flags: tuple[str, ...],
+    executor: Executor,
+    compile_job: Callable[[CompileJob], Compiled],
+    progress: Progress,
+) -> dict[tuple[str, str], Compiled]:
+    """Every (dispatch, candidate) built alone: (export, candidate name) -> the outcome."""
+    jobs = [CompileJob(t.export, c, t.bench, flags) for t, c in pairs]
+    progress.phase("compile candidates", len(jobs))
+    done = executor.run(
+        compile_job, jobs, lambda r: progress.advance(f"{r.dispatch} {r.candidate.name}")
+    )
+    return {(r.dispatch, r.candidate.name): r for r in done}
+
+
+def _benchmark(
+    tunables: Sequence[_Tunable],
+    compiled: dict[tuple[str, str], Compiled],
+    device: str,
+    options: TuneOptions,
+    executor: Executor,
+    benchmark_job: Callable[[BenchmarkJob], list[Measured]],
+    progress: Progress,
+) -> dict[tuple[str, str], Measured]:
+    """Each dispatch's built finalists timed side by side, one job per dispatch."""
+    jobs = []
+    for tunable in tunables:
+        built = tuple(
+            (c, vmfb)
+            for c in tunable.finalists
+            if (vmfb := compiled[(tunable.export, c.name)].vmfb) is not None
+        )
+        if built:
+            jobs.append(
+                BenchmarkJob(
+                    tunable.export,
+                    built,
+                    tunable.bench.operands,
+                    device,
+                    repeats=options.repeats,
+                    dispatches=tunable.bench.repeat,
+                )
+            )
+    progress.phase("benchmark dispatches", len(jobs))
+    done = executor.run(
+        benchmark_job,
+        jobs,
+        lambda r: progress.advance(r[0].dispatch if r else ""),
+        alone=True,
+        gpu=options.target == "cuda",
+    )
+    return {(m.dispatch, m.candidate.name): m for results in done for m in results}
+
+
+def _combine(
+    tunables: Sequence[_Tunable],
+    compiled: dict[tuple[str, str], Compiled],
+    measured: dict[tuple[str, str], Measured],
+    flags: tuple[str, ...],
+    device: str,
+    options: TuneOptions,
+    executor: Executor,
+    jobs: tuple[Callable, Callable],
+    progress: Progress,
+) -> None:
+    """Round two: the best two changes to different tile lists, together, judged side by
+    side with IREE's own and the kept candidates of round one."""
+    compile_job, benchmark_job = jobs
+    extra = {t.export: c for t in tunables if (c := _combination(t)) is not None}
+    combining = [t for t in tunables if t.export in extra]
+    pairs = [(t, extra[t.export]) for t in combining]
+    compiled.update(_compile(pairs, flags, executor, compile_job, progress))
+    for tunable in combining:
+        tunable.finalists = [tunable.candidates[0], *tunable.kept_candidates, extra[tunable.export]]
+    measured.update(
+        _benchmark(combining, compiled, device, options, executor, benchmark_job, progress)
+    )
+    for tunable in combining:
+        finalists = tunable.names(tunable.finalists)
+        earlier = [r for r in tunable.result.candidates if r.name not in finalists]
+        tunable.result.candidates = []
+        _judge(tunable, tunable.finalists, compiled, measured, options, benchmarked=True)
+        tunable.result.candidates += earlier  # none of them was kept in round one
+        tunable.candidates.append(extra[tunable.export])
+
+
+def _combination(tunable: _Tunable) -> Candidate | None:
+    """The best candidate of round one joined with the best one that changes other tile
+    lists, when both beat IREE's own."""
+    default = tunable.result.default_ns
+    by_name = {c.name: c for c in tunable.candidates}
+    faster = sorted(
+        (r for r in tunable.result.candidates if r.fate in (KEPT, SLOWER) and r.median_ns),
+        key=lambda r: r.median_ns or 0.0,
+    )
+    faster = [r for r in faster if default and r.median_ns and r.median_ns < default]
+    for second in faster[1:]:
+        joined = combined(tunable.config, by_name[faster[0].name], by_name[second.name])
+        if joined is not None and joined.name not in by_name:
+            return joined
+    return None
+
+
 def _build(
     flow: str,
     filename: str,
@@ -371,6 +463,7 @@ def _build(
 
 def _judge(
     tunable: _Tunable,
+    finalists: Sequence[Candidate],
     compiled: dict[tuple[str, str], Compiled],
     measured: dict[tuple[str, str], Measured],
     options: TuneOptions,
@@ -381,7 +474,7 @@ def _judge(
     results = tunable.result.candidates
     reference: Measured | None = None
     timed: list[tuple[float, CandidateResult]] = []
-    for candidate in tunable.candidates:
+    for candidate in finalists:
         key = (tunable.export, candidate.name)
         build = compiled[key]
         if build.vmfb is None:

@@ -379,13 +379,13 @@ def _case_table(case: dict) -> list[str]:
     if cid == "B7":
         lines = [
             "| model | stock (µs) | tuned (µs) | tuned / stock | dispatches tuned | "
-            "tuning (s) | analyse / compile / benchmark / build / measure (s) |",
+            "tuning (s) | analyse / compile / benchmark / combine / build / measure (s) |",
             "|---|---:|---:|---:|---:|---:|---|",
         ]
         for r in d["models"]:
             split = " / ".join(
                 f"{r['split_s'].get(k, 0):.1f}"
-                for k in ("analyse", "compile", "benchmark", "build", "measure")
+                for k in ("analyse", "compile", "benchmark", "combine", "build", "measure")
             )
             lines.append(
                 f"| {r['model']} | {r['stock_us']:.0f} | {r['tuned_us']:.0f} | "

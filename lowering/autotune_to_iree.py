@@ -193,7 +193,7 @@ class Lowering:
         self.taken = {name for op in module.body.ops if (name := symbol_name(op)) is not None}
         self.accessors: dict[int, tuple[str, str]] = {}  # gid -> (setter, getter) names
         self.exports: list[Operation] = []
-        self.validation_functions = 0  # made so far, numbering their names
+        self.outlined_functions = 0  # made so far, numbering their names
 
     # --- discovery ------------------------------------------------------------------
 
@@ -455,21 +455,41 @@ class Lowering:
         """`util.func` (never inlined) taking a site's key and operands: it asks the host
         which variant to run, times it, checks its results against the reference's while
         it is unvalidated, and stores the choice once the host commits one."""
+
+        def body(em: Emitter, inner: Site, leading: list[SSAValue], _) -> list[SSAValue]:
+            results = self.explore(em, inner, leading, choice_name, key_names)
+            return self.tie_shapes(em, inner, results)
+
+        return self.outlined_function(site, "explore", [i64] * arity, [], body)
+
+    def outlined_function(
+        self,
+        site: Site,
+        what: str,
+        leading: list[Attribute],
+        trailing: list[Attribute],
+        body: Callable[[Emitter, Site, list[SSAValue], list[SSAValue]], list[SSAValue]],
+    ) -> str:
+        """A private `util.func`, never inlined, taking `leading` values, the site's
+        operands and `trailing` values, and returning what `body` returns for a copy of the
+        site on its arguments (the key of that copy is the last `len(site.key)` leading
+        values). Its name."""
         group = site.group
-        name = self.fresh(group.symbol(f"explore{self.validation_functions}"))
-        self.validation_functions += 1
+        name = self.fresh(group.symbol(f"{what}{self.outlined_functions}"))
+        self.outlined_functions += 1
         operand_types = [o.type for o in site.op.operands]
-        types = [r.type for r in site.op.results]
-        block = Block(arg_types=[*([i64] * arity), *operand_types])
-        key = list(block.args[:arity])
-        operands = block.args[arity:]
+        block = Block(arg_types=[*leading, *operand_types, *trailing])
+        first = list(block.args[: len(leading)])
+        operands = block.args[len(leading) : len(leading) + len(operand_types)]
+        last = list(block.args[len(leading) + len(operand_types) :])
+        key = first[len(first) - len(site.key) :]
         shadow = site.op.clone(value_mapper=dict(zip(site.op.operands, operands, strict=True)))
         inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
         location = group.location(f"@{name}", site.op)
         em = Emitter(block, location=location)
-        results = self.explore(em, inner, key, choice_name, key_names)
-        em.add(util.ReturnOp(self.tie_shapes(em, inner, results)))
+        em.add(util.ReturnOp(body(em, inner, first, last)))
         shadow.erase()
+        types = [r.type for r in site.op.results]
         fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
         fn.location = location
         fn.attributes["inlining_policy"] = parse_attribute_text("#util.inline.never")
@@ -544,29 +564,17 @@ class Lowering:
         group's size: the chain is not repeated here (a copy of it per dispatch site made
         `iree-compile` 2.5x slower at 300 groups)."""
         group = site.group
-        name = self.fresh(group.symbol(f"validate{self.validation_functions}"))
-        self.validation_functions += 1
-        operand_types = [o.type for o in site.op.operands]
         types = [r.type for r in site.op.results]
-        block = Block(arg_types=[i32, *([i64] * arity), *operand_types, *types])
-        variant, key = block.args[0], list(block.args[1 : 1 + arity])
-        operands = block.args[1 + arity : 1 + arity + len(operand_types)]
-        results = list(block.args[1 + arity + len(operand_types) :])
-        shadow = site.op.clone(value_mapper=dict(zip(site.op.operands, operands, strict=True)))
-        inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
-        location = group.location(f"@{name}", site.op)
-        em = Emitter(block, location=location)
-        gid = em.i64(group.gid)
-        reference = group.variants[group.default_index]
-        expected = list(em.add(self.variant_op(inner, reference)).results)
-        self.compare_results(em, inner, variant, results, expected, key, gid)
-        em.add(util.ReturnOp(expected))
-        shadow.erase()
-        fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
-        fn.location = location
-        fn.attributes["inlining_policy"] = parse_attribute_text("#util.inline.never")
-        self.exports.append(fn)
-        return name
+
+        def body(em: Emitter, inner: Site, leading, results) -> list[SSAValue]:
+            variant, key = leading[0], leading[1:]
+            gid = em.i64(group.gid)
+            reference = group.variants[group.default_index]
+            expected = list(em.add(self.variant_op(inner, reference)).results)
+            self.compare_results(em, inner, variant, results, expected, key, gid)
+            return expected
+
+        return self.outlined_function(site, "validate", [i32, *([i64] * arity)], types, body)
 
     def tied(self, site: Site) -> list[int]:
         if isinstance(site.op, flow.DispatchOp):

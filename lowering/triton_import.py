@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from autotune_dialect.diagnostics import DiagnosticError
+from lowering.files import write_atomically
 from lowering.ptx_abi import AdaptedKernel, adapt_kernel, merge
 
 TRITON_VERSION = "3.9.0"
@@ -1466,17 +1467,12 @@ def _read_text(path: Path) -> str:
 
 
 def _write_atomic(path: Path, data: str) -> None:
-    """Write through a temporary file (gzip'd, reproducibly, for a .gz name)."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write whole or not at all (gzip'd, reproducibly, for a .gz name)."""
+    payload = gzip.compress(data.encode(), mtime=0) if path.suffix == ".gz" else data
     try:
-        if path.suffix == ".gz":
-            tmp.write_bytes(gzip.compress(data.encode(), mtime=0))
-        else:
-            tmp.write_text(data)
-        tmp.replace(path)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        raise TritonImportError(f"cannot write {path}: {err.strerror}") from None
+        write_atomically(str(path), payload)
+    except DiagnosticError as err:
+        raise TritonImportError(err.message) from None
 
 
 def output_paths(output: str | Path, archs: Sequence[str]) -> dict[str, Path]:
