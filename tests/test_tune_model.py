@@ -32,7 +32,7 @@ MLP = (SRC / "mlp.mlir").read_text()
 DYNAMIC = (SRC / "dynamic.mlir").read_text()
 MLP_SHAPES = [(16, 256), (256, 512), (512,), (512, 128), (128,)]
 IREE_AUTOTUNE = str(Path(sys.executable).parent / "iree-autotune")
-SMALL = TuneOptions(candidates=3, top_k=1, time_model=False)
+SMALL = TuneOptions(candidates=3, top_k=1, time_model=False, combine=False)
 
 
 def mlp_inputs() -> list[np.ndarray]:
@@ -103,10 +103,45 @@ def test_candidates_are_distinct_valid_configs_that_iree_builds():
             )
             assert mine <= volume  # IREE refuses larger vectors than its own
     # ... and IREE builds every one of them.
-    options = TuneOptions(candidates=8, top_k=1, time_model=False)
+    options = TuneOptions(candidates=8, top_k=1, time_model=False, combine=False)
     report = tune_model(MLP, options, benchmark_job=fake_benchmark).report
     fates = [c.fate for d in report.dispatches for c in d.candidates]
     assert len(fates) == 18 and FAILED_TO_COMPILE not in fates
+
+
+def test_round_two_joins_the_best_changes_to_different_tile_lists():
+    rounds = []
+
+    def favouring_joined(job: BenchmarkJob) -> list[Measured]:
+        rounds.append([c.name for c, _ in job.candidates])
+
+        def time(name: str) -> int:
+            if "_" in name:
+                return 400  # a joined candidate
+            return {"t": 600, "r": 700}.get(name[0], 1000) + zlib.crc32(name.encode()) % 50
+
+        return [Measured(job.dispatch, c, [time(c.name)], []) for c, _ in job.candidates]
+
+    options = TuneOptions(candidates=4, top_k=2, time_model=False)
+    tuned = tune_model(MLP, options, benchmark_job=favouring_joined)
+    assert len(rounds) == 4  # two dispatches, two rounds
+    for dispatch in tuned.report.dispatches:
+        first = min(
+            (c for c in dispatch.candidates if c.name[0] == "t" and "_" not in c.name),
+            key=lambda c: c.median_ns,
+        )
+        joined = dispatch.best
+        assert joined.name.startswith(first.name + "_r") and joined.fate == KEPT
+        assert dispatch.kept == [first.name, joined.name]
+        info = next(
+            line
+            for line in tuned.lowered.splitlines()
+            if f"{dispatch.export}__{joined.name}" in line
+        )
+        assert info
+    second_round = rounds[2:]
+    for names in second_round:  # IREE's own, the kept ones of round one, the joined one
+        assert names[0] == "default" and "_" in names[-1] and len(names) == 4
 
 
 def test_gpu_candidates_change_the_gpu_config_fields():
