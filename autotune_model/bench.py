@@ -214,6 +214,8 @@ def candidate_text(bench: BenchModule, candidate: Candidate) -> str:
 
 @dataclass(frozen=True)
 class CompileJob:
+    """Build one candidate of a dispatch: its bench module, with these flags."""
+
     dispatch: str
     candidate: Candidate
     bench: BenchModule
@@ -222,6 +224,8 @@ class CompileJob:
 
 @dataclass
 class Compiled:
+    """A built candidate (`vmfb`), or why it did not build (`error`)."""
+
     dispatch: str
     candidate: Candidate
     vmfb: bytes | None
@@ -262,6 +266,8 @@ class BenchmarkJob:
 
 @dataclass
 class Measured:
+    """A benchmarked candidate: its times per dispatch, its outputs, or its error."""
+
     dispatch: str
     candidate: Candidate
     times_ns: list[int] = field(default_factory=list)

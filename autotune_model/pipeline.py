@@ -255,8 +255,8 @@ def tune_model(
     module).
 
     `compile_job` and `benchmark_job` are the two jobs (injectable, Triton-style: a test
-    or another device brings its own); they run on `executor` (default: a process pool on
-    every core)."""
+    or another device brings its own); they run on `executor` (default: local workers, one
+    per core)."""
     progress = progress or NoProgress()
     executor = executor or LocalExecutor()
     seconds: dict[str, float] = {}

@@ -400,3 +400,51 @@ def test_cli_errors_name_what_is_wrong(tmp_path):
     report.write_text("{not json")
     assert_error(cli("report", report), str(report), "not JSON")
     assert not out.exists()
+
+
+def test_freeze_takes_the_choices_of_a_tuning_cache(tmp_path):
+    options = TuneOptions(candidates=3, top_k=2, time_model=False, combine=False)
+    online = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    cache = tmp_path / "tuning.sqlite3"
+    args = mlp_inputs()
+    with load(online.vmfb, device="local-sync", cache=cache) as module:
+        calls = 0
+        while len(module.decisions()) < 2 and calls < 500:
+            module.function("mlp")(*args)
+            calls += 1
+        decided = {group.split("::")[1]: v for (group, _), v in module.decisions().items()}
+    assert len(decided) == 2
+    frozen = tune_model(
+        MLP, replace(options, freeze=True, cache=str(cache)), benchmark_job=fake_benchmark
+    )
+    assert frozen.report.policy == "static"
+    for dispatch in frozen.report.dispatches:
+        chosen = decided[f"{dispatch.export}__tuned"]
+        executable = dispatch.export.rsplit("_matmul", 1)[0]
+        assert f"flow.dispatch @{executable}::@{chosen}" in frozen.lowered
+
+
+def test_freeze_prefers_a_cache_export_over_the_offline_winner(tmp_path):
+    options = TuneOptions(candidates=3, top_k=2, time_model=False, combine=False, freeze=True)
+    offline = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    decisions, other = [], {}
+    for dispatch in offline.report.dispatches:
+        executable = dispatch.export.rsplit("_matmul", 1)[0]
+        (second,) = [k for k in dispatch.kept if k != dispatch.best.name]
+        other[dispatch.export] = f"{dispatch.export}__{second}"
+        decisions.append(
+            {
+                "group": f"{executable}::{dispatch.export}__tuned",
+                "workload": [],
+                "variant": other[dispatch.export],
+            }
+        )
+        assert f"flow.dispatch @{executable}::@{dispatch.export}__{dispatch.best.name}(" in (
+            offline.lowered
+        )
+    export = tmp_path / "decisions.json"
+    export.write_text(json.dumps({"decisions": decisions}))
+    frozen = tune_model(MLP, replace(options, cache=str(export)), benchmark_job=fake_benchmark)
+    for dispatch in frozen.report.dispatches:
+        executable = dispatch.export.rsplit("_matmul", 1)[0]
+        assert f"flow.dispatch @{executable}::@{other[dispatch.export]}(" in frozen.lowered
