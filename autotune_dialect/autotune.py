@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     f64,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation
@@ -46,7 +47,7 @@ POLICIES = ("online", "explicit", "init", "static")
 _INT_PARAMS = ("warmup", "min_samples", "max_samples")
 _FLOAT_PARAMS = ("confidence", "tolerance")
 _SYMBOL_PARAMS = ("choice", "reference")
-PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workloads")
+PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workloads", "warm_start")
 """Every attribute a group accepts besides its name and variants."""
 
 
@@ -102,6 +103,7 @@ class GroupOp(IRDLOperation):
     confidence = opt_prop_def(FloatAttr)
     tolerance = opt_prop_def(FloatAttr)
     workloads = opt_prop_def(ArrayAttr)
+    warm_start = opt_prop_def(IntegerAttr)
 
     traits = traits_def(SymbolOpInterface())
 
@@ -119,6 +121,7 @@ class GroupOp(IRDLOperation):
         confidence: float | None = None,
         tolerance: float | None = None,
         workloads: Sequence[Sequence[int]] | None = None,
+        warm_start: bool | None = None,
     ):
         def sym(name: str | None) -> SymbolRefAttr | None:
             return None if name is None else SymbolRefAttr(name)
@@ -144,6 +147,7 @@ class GroupOp(IRDLOperation):
                 "workloads": None
                 if workloads is None
                 else ArrayAttr([ArrayAttr([IntegerAttr(w, i64) for w in s]) for s in workloads]),
+                "warm_start": None if warm_start is None else IntegerAttr(int(warm_start), i1),
             }
         )
 
@@ -271,6 +275,9 @@ class GroupOp(IRDLOperation):
         confidence = self.float_param("confidence")
         if confidence is not None and not 0.0 < confidence < 1.0:
             raise VerifyException("confidence must be between 0 and 1 (exclusive)")
+        warm = self.properties.get("warm_start")
+        if warm is not None and not (isinstance(warm, IntegerAttr) and warm.type == i1):
+            raise VerifyException("warm_start must be true or false")
         tolerance = self.float_param("tolerance")
         if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0.0):
             raise VerifyException("tolerance must be a finite number >= 0")
@@ -443,6 +450,8 @@ class GroupOp(IRDLOperation):
                     key,
                 )
             want = _EXPECTED_KINDS[key]
+            if key == "warm_start" and not (isinstance(value, IntegerAttr) and value.type == i1):
+                raise GroupAttributeError("group attribute 'warm_start' expects true or false", key)
             if want is FloatAttr and isinstance(value, IntegerAttr):
                 params[key] = FloatAttr(float(value.value.data), f64)
             elif not isinstance(value, want):
@@ -490,6 +499,7 @@ _EXPECTED_KINDS: dict[str, type[Attribute]] = {
     "choice": SymbolRefAttr,
     "reference": SymbolRefAttr,
     "workloads": ArrayAttr,
+    "warm_start": IntegerAttr,
     **{k: IntegerAttr for k in _INT_PARAMS},
     **{k: FloatAttr for k in _FLOAT_PARAMS},
 }

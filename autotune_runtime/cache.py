@@ -379,6 +379,20 @@ class TuningCache:
             )
             return None
 
+    def neighbours(self, key: CacheKey) -> list[Entry]:
+        """The decisions stored for `key`'s device, module and group, at any workload."""
+        same = (key.device, key.module, key.group)
+        kept = {k: e for k, e in {**self.unsaved, **self.pending}.items() if k.row()[:3] == same}
+        try:
+            rows = self.conn.execute(
+                f"SELECT {_COLUMNS} FROM decisions WHERE device=? AND module=? AND grp=?", same
+            ).fetchall()
+        except sqlite3.DatabaseError as err:
+            self._warn(f"tuning cache {self.path}: decisions cannot be read ({err}); skipped")
+            rows = []
+        saved = [e for e in map(self._entry, rows) if e is not None and e.key not in kept]
+        return [*saved, *kept.values()]
+
     def entries(self) -> Iterator[Entry]:
         kept = {**self.unsaved, **self.pending}
         saved = [e for e in self._saved_entries() if e.key not in kept]

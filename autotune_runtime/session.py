@@ -38,6 +38,7 @@ class LoadedModule:
         cache: CacheArg = None,
         fingerprint: DeviceFingerprint | None = None,
         tuner_class: type[Tuner] = Tuner,
+        warm_start: bool = True,
         **rule_options,
     ):
         self.device = device
@@ -49,11 +50,14 @@ class LoadedModule:
         self.groups = read_groups(self.module)
         self.cache = open_cache(cache) if self.groups else None
         self.fingerprint = fingerprint or device_fingerprint(device)
-        unknown = set(rule_options) - {"warmup", "min_samples", "max_samples", "confidence"}
+        known = {"warmup", "min_samples", "max_samples", "confidence", "early_drop"}
+        unknown = set(rule_options) - known
         if unknown:
             raise TypeError(f"unknown load option(s): {', '.join(sorted(unknown))}")
         rule = StopRule().with_overrides(rule_options)
-        self.tuner = tuner_class(self.groups, rule, self.cache, self.fingerprint)
+        self.tuner = tuner_class(
+            self.groups, rule, self.cache, self.fingerprint, warm_start=warm_start
+        )
         self.host = create_host_module(self.config.vm_instance, self.tuner, self.config.device)
         self.context = rt.SystemContext(vm_modules=[self.host, self.module], config=self.config)
         self._functions = self.context.modules[self.module.name]
@@ -137,6 +141,14 @@ class LoadedModule:
                     "decision": None if state.decision is None else group.variants[state.decision],
                     "from_cache": state.from_cache,
                     "explored_calls": state.explored_calls,
+                    "warm_start": None
+                    if state.prior is None
+                    else {
+                        "from": list(state.prior.neighbour),
+                        "variant": group.variants[state.prior.winner],
+                        "contenders": [group.variants[i] for i in state.prior.contenders],
+                        "confirmed": not state.confirmation_failed,
+                    },
                     "variants": [
                         {"variant": name, **{k: v for k, v in s.items() if k != "variant"}}
                         for name, s in zip(group.variants, state.summaries(), strict=True)
@@ -222,7 +234,8 @@ def load(
 
     `cache`: None for the default tuning cache (`$IREE_AUTOTUNE_CACHE`, else the XDG cache
     dir), a path, a `TuningCache`, or False for none. `options`: stop-rule parameters
-    (`warmup`, `min_samples`, `max_samples`, `confidence`), `fingerprint` (a
+    (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`), `warm_start`
+    (False: every new workload key is tuned from scratch), `fingerprint` (a
     `DeviceFingerprint` to use instead of the device's own) and `tuner_class`.
     """
     return LoadedModule(vmfb, device, cache, **options)

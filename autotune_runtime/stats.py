@@ -13,6 +13,18 @@ eliminated and never run again. Tuning commits when only the leader is left (eve
 having reached `min_samples`), or when every remaining variant has `max_samples` (the lowest
 median wins). A failed run counts as an infinite time, and a variant whose results disagree with the
 reference variant's is rejected: either is eliminated at once and never chosen.
+
+Early drop: a variant far slower than the leader is not run until it has `min_samples`.
+Once the leader has a timed sample, a variant is dropped when its evidence exceeds
+`early_drop` times the leader's median. Its evidence is its fastest timed sample or, while it
+has only warm-up (cold) runs, its fastest cold run less twice the largest cold penalty seen
+(a cold run's time less the same variant's median, over the variants that have both). A cold
+run is never faster than a warm one, so a variant whose cold run, less that margin, is over
+`early_drop` times the leader's median is slower than the leader unless its own cold penalty
+is more than twice every other variant's. Guarantees, with the defaults: a variant within 2x
+of the best is never dropped early (it is eliminated, if at all, by the interval test on
+`min_samples` samples); a variant dropped early costs one or two runs instead of
+`warmup + min_samples`; with `early_drop = inf` the rule is the plain successive elimination.
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ class StopRule:
     max_samples: int = 30
     confidence: float = 0.95
     noise_floor: float = 0.005
+    early_drop: float = 2.0
 
     def __post_init__(self) -> None:
         if self.warmup < 0 or self.min_samples < 1 or self.max_samples < self.min_samples:
@@ -44,11 +57,13 @@ class StopRule:
             )
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+        if not self.early_drop > 1.0:
+            raise ValueError(f"early_drop must be > 1 (inf: never), got {self.early_drop}")
 
     def with_overrides(self, params: dict) -> StopRule:
         """This rule with the parameters that `params` names applied; a `max_samples`
         below the current `min_samples` lowers `min_samples` too (unless it is named)."""
-        names = ("warmup", "min_samples", "max_samples", "confidence")
+        names = ("warmup", "min_samples", "max_samples", "confidence", "early_drop")
         known = {k: params[k] for k in names if k in params}
         if not known:
             return self
@@ -69,6 +84,8 @@ class VariantStats:
 
     runs: int = 0
     samples: list[float] = field(default_factory=list)
+    cold: list[float] = field(default_factory=list)
+    """Times of the warm-up runs."""
     failed: bool = False
     rejected: bool = False
     eliminated: bool = False
@@ -85,6 +102,8 @@ class VariantStats:
             self.eliminated = True
         elif self.runs > warmup:
             self.samples.append(float(elapsed_ns))
+        else:
+            self.cold.append(float(elapsed_ns))
 
     @property
     def median(self) -> float:
@@ -129,6 +148,7 @@ def next_or_winner(
 ) -> tuple[int | None, int | None]:
     """Apply the stop rule: (variant to run next, None) or (None, winner). Among variants
     with equally few runs, `first` (the reference) runs first."""
+    _drop_far(rule, variants)
     active = [i for i, v in enumerate(variants) if not v.eliminated]
     if not active:
         return None, 0
@@ -156,4 +176,37 @@ def _eliminate(rule: StopRule, variants: list[VariantStats], active: list[int]) 
             continue
         v = variants[i]
         if v.median - z * v.standard_error(rule.noise_floor) > upper:
+            v.eliminated = True
+
+
+def cold_penalty(variants: list[VariantStats]) -> float | None:
+    """The largest extra time of a cold run over the same variant's median, among the
+    variants that have both (None when none has)."""
+    penalties = [min(v.cold) - v.median for v in variants if v.cold and v.samples and not v.failed]
+    return max([0.0, *penalties]) if penalties else None
+
+
+def evidence(v: VariantStats, penalty: float | None) -> float | None:
+    """A low estimate of a variant's warm time: its fastest timed sample, or its fastest
+    cold run less twice `penalty`; None when it has neither."""
+    if v.samples:
+        return min(v.samples)
+    if v.cold and penalty is not None:
+        return min(v.cold) - 2.0 * penalty
+    return None
+
+
+def _drop_far(rule: StopRule, variants: list[VariantStats]) -> None:
+    """Early drop (see the module docstring)."""
+    timed = [v for v in variants if not v.eliminated and v.samples]
+    if not timed or not math.isfinite(rule.early_drop):
+        return
+    lead = min(timed, key=lambda v: v.median)
+    limit = rule.early_drop * lead.median
+    penalty = cold_penalty(variants)
+    for v in variants:
+        if v is lead or v.eliminated:
+            continue
+        low = evidence(v, penalty)
+        if low is not None and low > limit:
             v.eliminated = True

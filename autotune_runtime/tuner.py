@@ -12,6 +12,18 @@ rejected with a `TuningWarning` and never chosen. A run that fails is reported b
 
 Parameters come from, in increasing precedence: `StopRule` defaults, the options given at
 load, and the group's own attributes (`warmup`, `min_samples`, `max_samples`, `confidence`).
+
+Warm start: a new workload key of a group with a workload starts from the winner of the
+nearest key already decided, in this process or in the tuning cache (same device, module
+and group). Distance between keys of one group: the sum over the workload's dimensions of
+|log2(a) - log2(b)| (sizes compare by ratio; ties go to the smaller key). The new key first
+runs a confirmation: the stop rule over the neighbour's winner, the neighbour's runner-up and
+every variant within `CONTENDER_MARGIN` of the winner there (and the reference, for the
+`explicit` and `init` policies, whose checks need its results); then every other variant
+runs once, as a probe. If the neighbour's winner comes out best among the contenders and
+every probe is slower than it (even on a low estimate of its warm time), it is committed;
+otherwise the key is explored in full, keeping the samples taken. Off for a group with `warm_start = false`, or
+for all with the load option `warm_start=False`.
 """
 
 from __future__ import annotations
@@ -25,10 +37,18 @@ import numpy as np
 
 from autotune_runtime.cache import CacheKey, Entry, TuningCache
 from autotune_runtime.fingerprint import DeviceFingerprint
-from autotune_runtime.stats import StopRule, VariantStats, next_or_winner
+from autotune_runtime.stats import (
+    StopRule,
+    VariantStats,
+    cold_penalty,
+    evidence,
+    next_or_winner,
+)
 
 Key = tuple[int, ...]
 DEFAULT_TOLERANCE = 1e-3
+CONTENDER_MARGIN = 1.5
+"""A variant within this factor of the neighbour's winner there is confirmed against it."""
 
 
 class TuningWarning(UserWarning):
@@ -73,6 +93,16 @@ class GroupInfo:
         )
 
 
+@dataclass(frozen=True)
+class WarmStart:
+    """Where a new key starts: the nearest decided key, its winner and the variants that
+    run to confirm it."""
+
+    neighbour: Key
+    winner: int
+    contenders: tuple[int, ...]
+
+
 @dataclass
 class KeyState:
     """Measurements and decision of one group at one workload key."""
@@ -84,6 +114,10 @@ class KeyState:
     cached_stats: list[dict] | None = None
     outputs: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
     validated: set[int] = field(default_factory=set)
+    prior: WarmStart | None = None
+    """The warm start of this key (None: it explores every variant)."""
+    confirmation_failed: bool = False
+    """The neighbour's winner was not the best here: every variant is explored."""
 
     def summaries(self) -> list[dict]:
         """Per-variant statistics: those the cached decision was made on, if it came
@@ -102,8 +136,10 @@ class Tuner:
         rule: StopRule | None = None,
         cache: TuningCache | None = None,
         device: DeviceFingerprint | None = None,
+        warm_start: bool = True,
     ):
         self.groups = groups
+        self.warm_start = warm_start
         self.rule = rule or StopRule()
         self.cache = cache
         self.device = device
@@ -127,8 +163,90 @@ class Tuner:
                 state.decision = group.variants.index(entry.variant)
                 state.from_cache = True
                 state.cached_stats = entry.stats.get("variants")
+            elif self._warm_starts(group):
+                state.prior = self._warm_start(gid, key)
             self.states[(gid, key)] = state
         return self.states[(gid, key)]
+
+    # --- warm start ---------------------------------------------------------------------
+
+    def _warm_starts(self, group: GroupInfo) -> bool:
+        return (
+            self.warm_start
+            and group.workload_arity > 0
+            and bool(group.params.get("warm_start", True))
+        )
+
+    def _decided_neighbours(self, gid: int, key: Key) -> dict[Key, tuple[int, list[float]]]:
+        """Decided keys of the group (this process's, then the cache's): the winner and
+        the variants' medians there (inf where unknown)."""
+        group = self.groups[gid]
+        found: dict[Key, tuple[int, list[float]]] = {}
+        if self.cache is not None:
+            for entry in self.cache.neighbours(self.cache_key(gid, key)):
+                if entry.variant in group.variants and len(entry.key.workload) == len(key):
+                    medians = _cached_medians(group.variants, entry.stats.get("variants"))
+                    found[entry.key.workload] = (group.variants.index(entry.variant), medians)
+        for (other_gid, other), state in self.states.items():
+            if other_gid == gid and state.decision is not None:
+                if state.from_cache:
+                    medians = _cached_medians(group.variants, state.cached_stats)
+                else:
+                    medians = [v.median for v in state.variants]
+                found[other] = (state.decision, medians)
+        found.pop(key, None)
+        return found
+
+    def _warm_start(self, gid: int, key: Key) -> WarmStart | None:
+        found = self._decided_neighbours(gid, key)
+        if not found:
+            return None
+        neighbour = min(found, key=lambda k: (key_distance(k, key), k))
+        winner, medians = found[neighbour]
+        best = medians[winner] if winner < len(medians) else math.inf
+        others = [i for i in range(len(medians)) if i != winner and math.isfinite(medians[i])]
+        contenders = {winner}
+        if others:
+            contenders.add(min(others, key=medians.__getitem__))
+        contenders.update(i for i in others if medians[i] <= CONTENDER_MARGIN * best)
+        group = self.groups[gid]
+        if not math.isfinite(best):
+            contenders = set(range(len(group.variants)))
+        if group.policy in ("explicit", "init"):
+            contenders.add(group.reference)
+        return WarmStart(neighbour, winner, tuple(sorted(contenders)))
+
+    def _confirm(self, gid: int, state: KeyState) -> tuple[int | None, int | None]:
+        """Confirmation of a warm start: (variant to run, None), or (None, winner) once the
+        neighbour's winner is confirmed, or (None, None) when it is not (every variant is
+        then explored). The contenders run under the stop rule; the neighbour's winner must
+        win. Then every other variant runs once, as a probe, and must be slower than the
+        winner even on a low estimate (`stats.evidence`: a cold run less twice the largest
+        cold penalty seen)."""
+        prior = state.prior
+        assert prior is not None
+        stats = [state.variants[i] for i in prior.contenders]
+        first = prior.contenders.index(prior.winner)
+        variant, winner = next_or_winner(self.rule_for(gid), stats, first)
+        if winner is None:
+            assert variant is not None
+            return prior.contenders[variant], None
+        lead = state.variants[prior.winner]
+        if prior.contenders[winner] == prior.winner and not lead.eliminated:
+            penalty = cold_penalty(state.variants)
+            for i, v in enumerate(state.variants):
+                if i in prior.contenders or v.eliminated:
+                    continue
+                if v.runs == 0:
+                    return i, None
+                low = evidence(v, penalty)
+                if low is None or low <= lead.median:
+                    break
+                v.eliminated = True
+            else:
+                return None, prior.winner
+        state.confirmation_failed = True
+        return None, None
 
     # --- the host imports ----------------------------------------------------------------
 
@@ -139,7 +257,11 @@ class Tuner:
         if state.decision is not None:
             return state.decision, True, False
         reference = self.groups[gid].reference
-        variant, winner = next_or_winner(self.rule_for(gid), state.variants, reference)
+        variant, winner = None, None
+        if state.prior is not None and not state.confirmation_failed:
+            variant, winner = self._confirm(gid, state)
+        if variant is None and winner is None:
+            variant, winner = next_or_winner(self.rule_for(gid), state.variants, reference)
         if winner is not None:
             self._commit(gid, key, state, winner)
             return winner, True, False
@@ -245,6 +367,22 @@ class Tuner:
         self.cache.put(
             Entry(self.cache_key(gid, key), group.variants[winner], stats, dict(info), time.time())
         )
+
+
+def key_distance(a: Key, b: Key) -> float:
+    """Distance between two workload keys of one group: the sum of |log2 a_i - log2 b_i|
+    (sizes below 1 count as 1)."""
+    return sum(abs(math.log2(max(x, 1)) - math.log2(max(y, 1))) for x, y in zip(a, b, strict=True))
+
+
+def _cached_medians(variants: tuple[str, ...], stats: object) -> list[float]:
+    """Per-variant medians from a cache entry's statistics (inf where missing)."""
+    medians = {}
+    if isinstance(stats, list):
+        for item in stats:
+            if isinstance(item, dict) and isinstance(item.get("median_ns"), int | float):
+                medians[item.get("variant")] = float(item["median_ns"])
+    return [medians.get(name, math.inf) for name in variants]
 
 
 def _agrees(got: np.ndarray, expected: np.ndarray, tolerance: float) -> bool:

@@ -856,7 +856,14 @@ class Lowering:
             op = group.op
             params = {
                 k: op.properties[k]
-                for k in ("warmup", "min_samples", "max_samples", "confidence", "tolerance")
+                for k in (
+                    "warmup",
+                    "min_samples",
+                    "max_samples",
+                    "confidence",
+                    "tolerance",
+                    "warm_start",
+                )
                 if k in op.properties
             }
             entry = {

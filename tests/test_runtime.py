@@ -45,6 +45,12 @@ def test_clearly_separated_variants_commit_after_min_samples():
     rule = StopRule(warmup=1, min_samples=3, max_samples=100)
     winner, runs = run_rule(rule, lambda v, _: base[v] * (1 + 0.02 * rng.standard_normal()))
     assert winner == 1
+    # the winner runs its warm-up and min_samples; the others, over 2x slower, are dropped
+    # early: the reference (run first) after one timed run, the last after its cold run
+    assert runs == (1 + 3) + 2 + 1
+    plain = StopRule(warmup=1, min_samples=3, max_samples=100, early_drop=math.inf)
+    winner, runs = run_rule(plain, lambda v, _: base[v] * (1 + 0.02 * rng.standard_normal()))
+    assert winner == 1
     assert runs == 3 * (1 + 3)  # nothing beyond the minimum: the others are eliminated at once
 
 
@@ -193,7 +199,10 @@ def test_stats_and_decisions_are_exposed(speed_vmfb, tmp_path):
     assert stats["group"] == "work::step" and stats["workload"] == []
     assert [v["variant"] for v in stats["variants"]] == ["x24", "x1", "x96"]
     for v in stats["variants"]:
-        assert v["samples"] >= 1 and v["min_ns"] <= v["median_ns"]
+        assert v["runs"] >= 1
+        assert v["min_ns"] <= v["median_ns"] if v["samples"] else v["eliminated"]
+    slowest = stats["variants"][2]
+    assert slowest["runs"] == 1 and slowest["eliminated"]  # x96: dropped after its cold run
     module.close()
 
 

@@ -1,0 +1,199 @@
+"""Warm start of new workload keys, early drop of far slower variants.
+
+The rule is driven with synthetic timings (a cost model per variant whose best variant
+changes with the size), then end to end on a compiled dynamic module.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from autotune_runtime import StopRule, TuningCache, load
+from autotune_runtime.fingerprint import DeviceFingerprint
+from autotune_runtime.stats import VariantStats, next_or_winner
+from autotune_runtime.tuner import GroupInfo, Tuner, key_distance
+from lowering.driver import compile
+from tests.modules import tagged_module
+
+VARIANTS = ("a", "b", "c")
+# time = fixed + per_element * n: `a` is best below n = 750, `b` up to 1500, `c` above.
+CROSSING = {"a": (0.0, 4.0), "b": (1500.0, 2.0), "c": (3000.0, 1.0)}
+# `a` beats `b` at every size; `c`, far slower at small sizes, is best at large ones.
+HIDDEN = {"a": (0.0, 1.0), "b": (0.0, 1.4), "c": (6000.0, 0.2)}
+
+
+def group(policy: str = "online", **params) -> dict[int, GroupInfo]:
+    return {
+        0: GroupInfo(0, "g", None, VARIANTS, policy, workload_arity=1, params=params)
+    }
+
+
+def tune_key(tuner: Tuner, n: int, model: dict) -> tuple[str, Counter]:
+    """Call the group at size n until it commits; the winner and the runs per variant."""
+    runs: Counter = Counter()
+    for _ in range(10_000):
+        variant, committed, _ = tuner.select(0, (n,))
+        if committed:
+            return VARIANTS[variant], runs
+        runs[VARIANTS[variant]] += 1
+        fixed, per = model[VARIANTS[variant]]
+        tuner.record(0, variant, fixed + per * n, (n,))
+    raise AssertionError("no decision")
+
+
+def best(model: dict, n: int) -> str:
+    return min(VARIANTS, key=lambda v: model[v][0] + model[v][1] * n)
+
+
+def test_a_new_key_starts_from_the_nearest_decided_winner_and_skips_the_far_variants():
+    tuner = Tuner(group())
+    assert tune_key(tuner, 400, CROSSING)[0] == "a" == best(CROSSING, 400)
+    winner, runs = tune_key(tuner, 500, CROSSING)
+    state = tuner.states[(0, (500,))]
+    assert winner == "a" == best(CROSSING, 500)
+    assert state.prior is not None and state.prior.neighbour == (400,)
+    assert not state.confirmation_failed
+    assert [VARIANTS[i] for i in state.prior.contenders] == ["a", "b"]
+    assert runs["c"] == 1  # one probe: c is 1.75x slower here, inside the early-drop factor
+
+    scratch = Tuner(group(), warm_start=False)
+    tune_key(scratch, 400, CROSSING)
+    winner, cold_runs = tune_key(scratch, 500, CROSSING)
+    assert winner == "a" and scratch.states[(0, (500,))].prior is None
+    assert cold_runs["c"] == 1 + 3  # from scratch: warm-up and min_samples
+    assert sum(runs.values()) < sum(cold_runs.values())
+
+
+def test_the_neighbours_winner_is_not_kept_where_another_variant_is_faster():
+    tuner = Tuner(group())
+    tune_key(tuner, 400, CROSSING)
+    winner, runs = tune_key(tuner, 1200, CROSSING)
+    state = tuner.states[(0, (1200,))]
+    assert state.prior is not None and state.prior.winner == VARIANTS.index("a")
+    assert state.confirmation_failed
+    assert winner == "b" == best(CROSSING, 1200)
+    assert runs["c"] > 1  # explored in full after the failed confirmation
+
+
+def test_a_probe_finds_a_variant_that_was_far_slower_at_the_neighbour():
+    tuner = Tuner(group())
+    assert tune_key(tuner, 1000, HIDDEN)[0] == "a"
+    state = tuner.states[(0, (1000,))]
+    assert state.variants[VARIANTS.index("c")].runs == 1  # dropped after its cold run
+    winner, _ = tune_key(tuner, 20000, HIDDEN)
+    state = tuner.states[(0, (20000,))]
+    assert [VARIANTS[i] for i in state.prior.contenders] == ["a", "b"]  # c is only probed
+    assert state.confirmation_failed
+    assert winner == "c" == best(HIDDEN, 20000)
+
+
+def test_warm_start_from_the_tuning_cache_of_an_earlier_process(tmp_path):
+    fingerprint = DeviceFingerprint("local-task", "cpu", "test", "0")
+    cache = TuningCache(tmp_path / "c.sqlite")
+    tune_key(Tuner(group(), cache=cache, device=fingerprint), 400, CROSSING)
+    cache.close()
+
+    cache = TuningCache(tmp_path / "c.sqlite")
+    tuner = Tuner(group(), cache=cache, device=fingerprint)
+    winner, runs = tune_key(tuner, 500, CROSSING)
+    state = tuner.states[(0, (500,))]
+    assert winner == "a" and state.prior.neighbour == (400,)
+    assert runs["c"] == 1
+    other_device = Tuner(
+        group(), cache=cache, device=DeviceFingerprint("local-task", "cpu", "other", "0")
+    )
+    tune_key(other_device, 500, CROSSING)
+    assert other_device.states[(0, (500,))].prior is None  # decisions of another device
+    cache.close()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Tuner(group(warm_start=False)),
+        lambda: Tuner(group(), warm_start=False),
+    ],
+    ids=["group attribute", "load option"],
+)
+def test_warm_start_turned_off_tunes_every_key_from_scratch(make):
+    tuner = make()
+    tune_key(tuner, 400, CROSSING)
+    _, runs = tune_key(tuner, 500, CROSSING)
+    assert tuner.states[(0, (500,))].prior is None
+    assert runs == Counter({"a": 4, "b": 4, "c": 4})
+
+
+def test_explicit_groups_confirm_against_the_reference():
+    tuner = Tuner(
+        {0: GroupInfo(0, "g", None, VARIANTS, "explicit", reference=2, workload_arity=1)}
+    )
+    tune_key(tuner, 400, CROSSING)
+    tune_key(tuner, 500, CROSSING)
+    assert 2 in tuner.states[(0, (500,))].prior.contenders
+
+
+def test_key_distance_compares_sizes_by_ratio():
+    assert key_distance((100, 8), (200, 8)) == pytest.approx(1.0)
+    assert key_distance((100,), (50,)) == key_distance((100,), (200,))
+    assert key_distance((0,), (1,)) == 0.0
+
+
+# --- early drop -----------------------------------------------------------------------
+
+
+def drive(rule: StopRule, times: list[float], cold: float = 0.0) -> tuple[int, list[int]]:
+    """The stop rule on fixed times (a cold run costs `cold` more): winner, runs."""
+    variants = [VariantStats() for _ in times]
+    for _ in range(10_000):
+        nxt, winner = next_or_winner(rule, variants)
+        if winner is not None:
+            return winner, [v.runs for v in variants]
+        extra = cold if variants[nxt].runs < rule.warmup else 0.0
+        variants[nxt].add(times[nxt] + extra, rule.warmup)
+    raise AssertionError("no decision")
+
+
+def test_far_slower_variants_run_once_and_close_ones_are_kept():
+    rule = StopRule(warmup=1, min_samples=3)
+    winner, runs = drive(rule, [16.0, 1.0, 64.0, 32.0], cold=2.0)
+    assert winner == 1
+    assert runs == [2, 4, 1, 1]  # the reference runs first; the others after one cold run
+    winner, runs = drive(rule, [1.0, 1.9, 1.5], cold=0.5)
+    assert winner == 0 and runs == [4, 4, 4]  # within 2x: never dropped early
+
+
+def test_a_large_cold_penalty_keeps_a_variant_that_only_looks_slow_cold():
+    rule = StopRule(warmup=1, min_samples=3)
+    # every cold run costs 6 more; variant 1 is best warm though its cold run is slower
+    # than 2x the reference's warm time
+    winner, runs = drive(rule, [3.0, 1.0], cold=6.0)
+    assert winner == 1 and runs[1] == 4
+
+
+def test_early_drop_off_is_the_plain_rule():
+    winner, runs = drive(StopRule(warmup=1, min_samples=3, early_drop=float("inf")), [16.0, 1.0])
+    assert winner == 1 and runs == [4, 4]
+
+
+# --- end to end ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("attrs", ["", "{warm_start = false}"])
+def test_a_compiled_dynamic_group_warm_starts_unless_told_not_to(tmp_path, attrs):
+    vmfb = compile(tagged_module(3, dynamic=True, group_attrs=attrs), target="llvm-cpu")
+    with load(vmfb, "local-sync", cache=tmp_path / "c.sqlite") as module:
+        for n in (1000, 1100):
+            x = np.arange(n, dtype=np.float32)
+            while (("tagged::add", (n,)) not in module.decisions()):
+                module.run(x)
+        stats = {tuple(s["workload"]): s for s in module.stats()}
+    assert stats[(1000,)]["warm_start"] is None
+    warm = stats[(1100,)]["warm_start"]
+    if attrs:
+        assert warm is None
+    else:
+        assert warm["from"] == [1000]
+        assert warm["variant"] == stats[(1000,)]["decision"]
