@@ -22,8 +22,8 @@ every variant within `CONTENDER_MARGIN` of the winner there (and the reference, 
 `explicit` and `init` policies, whose checks need its results); then every other variant
 runs once, as a probe. If the neighbour's winner comes out best among the contenders and
 every probe is slower than it (even on a low estimate of its warm time), it is committed;
-otherwise the key is explored in full, keeping the samples taken. Off for a group with `warm_start = false`, or
-for all with the load option `warm_start=False`.
+otherwise the key is explored in full, keeping the samples taken. Off for a group with
+`warm_start = false`, or for all with the load option `warm_start=False`.
 """
 
 from __future__ import annotations

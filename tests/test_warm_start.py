@@ -26,9 +26,7 @@ HIDDEN = {"a": (0.0, 1.0), "b": (0.0, 1.4), "c": (6000.0, 0.2)}
 
 
 def group(policy: str = "online", **params) -> dict[int, GroupInfo]:
-    return {
-        0: GroupInfo(0, "g", None, VARIANTS, policy, workload_arity=1, params=params)
-    }
+    return {0: GroupInfo(0, "g", None, VARIANTS, policy, workload_arity=1, params=params)}
 
 
 def tune_key(tuner: Tuner, n: int, model: dict) -> tuple[str, Counter]:
@@ -127,9 +125,7 @@ def test_warm_start_turned_off_tunes_every_key_from_scratch(make):
 
 
 def test_explicit_groups_confirm_against_the_reference():
-    tuner = Tuner(
-        {0: GroupInfo(0, "g", None, VARIANTS, "explicit", reference=2, workload_arity=1)}
-    )
+    tuner = Tuner({0: GroupInfo(0, "g", None, VARIANTS, "explicit", reference=2, workload_arity=1)})
     tune_key(tuner, 400, CROSSING)
     tune_key(tuner, 500, CROSSING)
     assert 2 in tuner.states[(0, (500,))].prior.contenders
@@ -187,7 +183,7 @@ def test_a_compiled_dynamic_group_warm_starts_unless_told_not_to(tmp_path, attrs
     with load(vmfb, "local-sync", cache=tmp_path / "c.sqlite") as module:
         for n in (1000, 1100):
             x = np.arange(n, dtype=np.float32)
-            while (("tagged::add", (n,)) not in module.decisions()):
+            while ("tagged::add", (n,)) not in module.decisions():
                 module.run(x)
         stats = {tuple(s["workload"]): s for s in module.stats()}
     assert stats[(1000,)]["warm_start"] is None
