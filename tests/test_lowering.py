@@ -332,3 +332,55 @@ def test_cyclic_gc_is_enabled_again_after_lowering_and_after_a_diagnostic():
         assert not gc.isenabled()  # a caller's own pause is kept
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("text", "entry"),
+    [
+        (tagged_module(3), "run"),
+        (tagged_module(3, dynamic=True), "run"),
+        (function_group_module(), "call_f"),
+    ],
+    ids=["static key", "dynamic key", "function group"],
+)
+def test_the_committed_path_is_the_chain_alone(text, entry):
+    """Online: once a key is committed, a call loads the choice (and the committed key),
+    compares and branches into the variant; no host call, no clock, no fence and no
+    validation on that path: all of exploration is in an out-of-line function."""
+    from autotune_dialect import parse_module
+    from autotune_dialect.interop import op_name, symbol_name
+
+    module = parse_module(text)
+    lower_module(module, policy="online")
+    (function,) = [
+        op for op in module.walk() if op_name(op) == "util.func" and symbol_name(op) == entry
+    ]
+    outer = next(op for op in function.walk() if op_name(op) == "scf.if")
+    committed = list(outer.regions[0].walk())
+    assert {op_name(op) for op in committed} <= {
+        "arith.constant",
+        "arith.cmpi",
+        "scf.if",
+        "scf.yield",
+        "flow.dispatch",
+        "util.call",
+    }
+    variants = {"v0", "v1", "v2", "f0", "f1", "f2"}
+    for op in committed:
+        if op_name(op) == "util.call":
+            assert op.properties["callee"].string_value() in variants
+    dispatched = [op for op in committed if op_name(op) in ("flow.dispatch", "util.call")]
+    assert len(dispatched) == 3  # one branch per variant
+    (explore,) = [op for op in outer.regions[1].walk() if op_name(op) == "util.call"]
+    callee = explore.properties["callee"].string_value()
+    assert "explore" in callee
+    outlined = next(
+        op for op in module.walk() if op_name(op) == "util.func" and symbol_name(op) == callee
+    )
+    host_calls = {
+        op.properties["callee"].string_value()
+        for op in outlined.walk()
+        if op_name(op) == "util.call"
+    }
+    assert "autotune.now_ns" in host_calls
+    assert any(c.startswith("autotune.select_w") for c in host_calls)
