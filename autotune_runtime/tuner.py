@@ -17,13 +17,15 @@ Warm start: a new workload key of a group with a workload starts from the winner
 nearest key already decided, in this process or in the tuning cache (same device, module
 and group). Distance between keys of one group: the sum over the workload's dimensions of
 |log2(a) - log2(b)| (sizes compare by ratio; ties go to the smaller key). The new key first
-runs a confirmation: the stop rule over the neighbour's winner, the neighbour's runner-up and
-every variant within `CONTENDER_MARGIN` of the winner there (and the reference, for the
-`explicit` and `init` policies, whose checks need its results); then every other variant
-runs once, as a probe. If the neighbour's winner comes out best among the contenders and
-every probe is slower than it (even on a low estimate of its warm time), it is committed;
-otherwise the key is explored in full, keeping the samples taken. Off for a group with
-`warm_start = false`, or for all with the load option `warm_start=False`.
+runs a confirmation: the stop rule over the contenders, the variants that a growth bound does
+not rule out (and the reference, for the `explicit` and `init` policies, whose checks need
+its results). The bound: if a kernel's time never shrinks as a size grows and grows at most
+like the cube of each size (`GROWTH_EXPONENT`, as a matmul's), the ratio of two variants'
+times changes by at most 2 ** (3 * distance) between two keys; a variant slower than the
+neighbour's winner there by more than that (on a low estimate of its time, `low_ns`) cannot
+be faster here. If the neighbour's winner wins among the contenders, it is committed without
+running the others; otherwise the key is explored in full, keeping the samples taken. Off
+for a group with `warm_start = false`, or for all with the load option `warm_start=False`.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ from autotune_runtime.stats import (
 
 Key = tuple[int, ...]
 DEFAULT_TOLERANCE = 1e-3
-CONTENDER_MARGIN = 1.5
-"""A variant within this factor of the neighbour's winner there is confirmed against it."""
+GROWTH_EXPONENT = 3
+"""Warm start assumes a kernel's time grows with each size at most like its cube (as a
+matmul's does) and never shrinks as a size grows."""
 
 
 class TuningWarning(UserWarning):
@@ -101,6 +104,10 @@ class WarmStart:
     neighbour: Key
     winner: int
     contenders: tuple[int, ...]
+    ratios: tuple[float, ...]
+    """Each variant's low estimate over the winner's median, at the neighbour."""
+    growth: float
+    """How much those ratios may have shrunk from there to here."""
 
 
 @dataclass
@@ -118,13 +125,26 @@ class KeyState:
     """The warm start of this key (None: it explores every variant)."""
     confirmation_failed: bool = False
     """The neighbour's winner was not the best here: every variant is explored."""
+    bounds: dict[int, float] = field(default_factory=dict)
+    """Low estimates of the variants ruled out by a warm start's growth bound."""
 
-    def summaries(self) -> list[dict]:
+    def summaries(self, names: tuple[str, ...] = ()) -> list[dict]:
         """Per-variant statistics: those the cached decision was made on, if it came
-        from the cache, else this process's measurements."""
+        from the cache, else this process's measurements (with `low_ns`, a low estimate
+        of the variant's time: `stats.evidence`). Named by `names` when given."""
         if self.from_cache and self.cached_stats is not None:
             return self.cached_stats
-        return [v.summary() for v in self.variants]
+        penalty = cold_penalty(self.variants)
+        out = []
+        for i, v in enumerate(self.variants):
+            low = evidence(v, penalty)
+            if low is None:
+                low = self.bounds.get(i, math.inf)
+            if v.failed or v.rejected:
+                low = math.inf
+            item = {"variant": names[i]} if names else {}
+            out.append({**item, **v.summary(), "low_ns": low})
+        return out
 
 
 class Tuner:
@@ -178,51 +198,51 @@ class Tuner:
         )
 
     def _decided_neighbours(self, gid: int, key: Key) -> dict[Key, tuple[int, list[float]]]:
-        """Decided keys of the group (this process's, then the cache's): the winner and
-        the variants' medians there (inf where unknown)."""
+        """Decided keys of the group (the cache's, then this process's): the winner and a
+        low estimate of every variant's time there (the winner's: its median; inf where
+        unknown)."""
         group = self.groups[gid]
         found: dict[Key, tuple[int, list[float]]] = {}
         if self.cache is not None:
             for entry in self.cache.neighbours(self.cache_key(gid, key)):
                 if entry.variant in group.variants and len(entry.key.workload) == len(key):
-                    medians = _cached_medians(group.variants, entry.stats.get("variants"))
-                    found[entry.key.workload] = (group.variants.index(entry.variant), medians)
+                    winner = group.variants.index(entry.variant)
+                    lows = _low_estimates(group.variants, entry.stats.get("variants"), winner)
+                    found[entry.key.workload] = (winner, lows)
         for (other_gid, other), state in self.states.items():
             if other_gid == gid and state.decision is not None:
-                if state.from_cache:
-                    medians = _cached_medians(group.variants, state.cached_stats)
-                else:
-                    medians = [v.median for v in state.variants]
-                found[other] = (state.decision, medians)
+                summaries = state.summaries(group.variants)
+                found[other] = (
+                    state.decision,
+                    _low_estimates(group.variants, summaries, state.decision),
+                )
         found.pop(key, None)
         return found
 
     def _warm_start(self, gid: int, key: Key) -> WarmStart | None:
+        """The nearest decided key, its winner, and the contenders: the variants that the
+        growth bound does not rule out (see the module docstring)."""
         found = self._decided_neighbours(gid, key)
         if not found:
             return None
         neighbour = min(found, key=lambda k: (key_distance(k, key), k))
-        winner, medians = found[neighbour]
-        best = medians[winner] if winner < len(medians) else math.inf
-        others = [i for i in range(len(medians)) if i != winner and math.isfinite(medians[i])]
-        contenders = {winner}
-        if others:
-            contenders.add(min(others, key=medians.__getitem__))
-        contenders.update(i for i in others if medians[i] <= CONTENDER_MARGIN * best)
+        winner, lows = found[neighbour]
+        growth = 2.0 ** (GROWTH_EXPONENT * key_distance(neighbour, key))
         group = self.groups[gid]
-        if not math.isfinite(best):
+        if 0.0 < lows[winner] < math.inf:
+            ratios = tuple(low / lows[winner] for low in lows)
+            contenders = {i for i, r in enumerate(ratios) if r <= growth} | {winner}
+        else:
+            ratios = tuple(1.0 for _ in lows)
             contenders = set(range(len(group.variants)))
         if group.policy in ("explicit", "init"):
             contenders.add(group.reference)
-        return WarmStart(neighbour, winner, tuple(sorted(contenders)))
+        return WarmStart(neighbour, winner, tuple(sorted(contenders)), ratios, growth)
 
     def _confirm(self, gid: int, state: KeyState) -> tuple[int | None, int | None]:
-        """Confirmation of a warm start: (variant to run, None), or (None, winner) once the
-        neighbour's winner is confirmed, or (None, None) when it is not (every variant is
-        then explored). The contenders run under the stop rule; the neighbour's winner must
-        win. Then every other variant runs once, as a probe, and must be slower than the
-        winner even on a low estimate (`stats.evidence`: a cold run less twice the largest
-        cold penalty seen)."""
+        """Confirmation of a warm start: the stop rule over the contenders. (variant to
+        run, None); or (None, winner) when the neighbour's winner wins; or (None, None)
+        when another contender does (every variant is then explored)."""
         prior = state.prior
         assert prior is not None
         stats = [state.variants[i] for i in prior.contenders]
@@ -231,20 +251,13 @@ class Tuner:
         if winner is None:
             assert variant is not None
             return prior.contenders[variant], None
-        lead = state.variants[prior.winner]
-        if prior.contenders[winner] == prior.winner and not lead.eliminated:
-            penalty = cold_penalty(state.variants)
+        if prior.contenders[winner] == prior.winner and not stats[winner].eliminated:
+            time_here = state.variants[prior.winner].median
             for i, v in enumerate(state.variants):
-                if i in prior.contenders or v.eliminated:
-                    continue
-                if v.runs == 0:
-                    return i, None
-                low = evidence(v, penalty)
-                if low is None or low <= lead.median:
-                    break
-                v.eliminated = True
-            else:
-                return None, prior.winner
+                if i not in prior.contenders:
+                    v.eliminated = True  # ruled out by the growth bound
+                    state.bounds[i] = time_here * prior.ratios[i] / prior.growth
+            return None, prior.winner
         state.confirmation_failed = True
         return None, None
 
@@ -357,10 +370,7 @@ class Tuner:
             return
         group = self.groups[gid]
         stats = {
-            "variants": [
-                {"variant": name, **v.summary()}
-                for name, v in zip(group.variants, state.variants, strict=True)
-            ],
+            "variants": state.summaries(group.variants),
             "explored_calls": state.explored_calls,
         }
         info = self.device.__dict__ if self.device else {}
@@ -375,14 +385,26 @@ def key_distance(a: Key, b: Key) -> float:
     return sum(abs(math.log2(max(x, 1)) - math.log2(max(y, 1))) for x, y in zip(a, b, strict=True))
 
 
-def _cached_medians(variants: tuple[str, ...], stats: object) -> list[float]:
-    """Per-variant medians from a cache entry's statistics (inf where missing)."""
-    medians = {}
+def _low_estimates(variants: tuple[str, ...], stats: object, winner: int) -> list[float]:
+    """Per variant, from its statistics at a decided key (`KeyState.summaries`, or a cache
+    entry's): `low_ns` where recorded, else the median (the winner's: its median); inf
+    where neither is known."""
+    lows = {}
     if isinstance(stats, list):
         for item in stats:
-            if isinstance(item, dict) and isinstance(item.get("median_ns"), int | float):
-                medians[item.get("variant")] = float(item["median_ns"])
-    return [medians.get(name, math.inf) for name in variants]
+            if not isinstance(item, dict):
+                continue
+            order = (
+                ("median_ns",)
+                if item.get("variant") == variants[winner]
+                else ("low_ns", "median_ns")
+            )
+            for field_name in order:
+                value = item.get(field_name)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    lows[item.get("variant")] = float(value)
+                    break
+    return [lows.get(name, math.inf) for name in variants]
 
 
 def _agrees(got: np.ndarray, expected: np.ndarray, tolerance: float) -> bool:
