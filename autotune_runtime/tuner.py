@@ -24,8 +24,11 @@ like the cube of each size (`GROWTH_EXPONENT`, as a matmul's), the ratio of two 
 times changes by at most 2 ** (3 * distance) between two keys; a variant slower than the
 neighbour's winner there by more than that (on a low estimate of its time, `low_ns`) cannot
 be faster here. If the neighbour's winner wins among the contenders, it is committed without
-running the others; otherwise the key is explored in full, keeping the samples taken. Off
-for a group with `warm_start = false`, or for all with the load option `warm_start=False`.
+running the others; otherwise the key is explored in full, keeping the samples taken. A key
+still exploring when a neighbour gets decided takes up the warm start then, keeping its
+samples (a variant it has already timed at or below the neighbour's winner stays a
+contender). Off for a group with `warm_start = false`, or for all with the load option
+`warm_start=False`.
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ class KeyState:
     """The neighbour's winner was not the best here: every variant is explored."""
     bounds: dict[int, float] = field(default_factory=dict)
     """Low estimates of the variants ruled out by a warm start's growth bound."""
+    decisions_seen: int = -1
+    """How many of the group's keys were decided when a warm start was last looked for."""
 
     def summaries(self, names: tuple[str, ...] = ()) -> list[dict]:
         """Per-variant statistics: those the cached decision was made on, if it came
@@ -164,6 +169,9 @@ class Tuner:
         self.cache = cache
         self.device = device
         self.states: dict[tuple[int, Key], KeyState] = {}
+        self.decisions_made: dict[int, int] = {}
+        """Keys decided per group in this process (a warm start is looked for again when
+        this changes)."""
         self.in_flight: tuple[int, Key, int] | None = None
 
     def rule_for(self, gid: int) -> StopRule:
@@ -183,8 +191,6 @@ class Tuner:
                 state.decision = group.variants.index(entry.variant)
                 state.from_cache = True
                 state.cached_stats = entry.stats.get("variants")
-            elif self._warm_starts(group):
-                state.prior = self._warm_start(gid, key)
             self.states[(gid, key)] = state
         return self.states[(gid, key)]
 
@@ -235,6 +241,11 @@ class Tuner:
         else:
             ratios = tuple(1.0 for _ in lows)
             contenders = set(range(len(group.variants)))
+        # what this key measured before the neighbour was decided outweighs the bound
+        here = self.states[(gid, key)].variants
+        contenders.update(
+            i for i, v in enumerate(here) if v.samples and min(v.samples) <= here[winner].median
+        )
         if group.policy in ("explicit", "init"):
             contenders.add(group.reference)
         return WarmStart(neighbour, winner, tuple(sorted(contenders)), ratios, growth)
@@ -271,6 +282,12 @@ class Tuner:
             return state.decision, True, False
         reference = self.groups[gid].reference
         variant, winner = None, None
+        group_decisions = self.decisions_made.get(gid, 0)
+        if state.prior is None and state.decisions_seen != group_decisions:
+            # a key still exploring takes up a warm start once a neighbour is decided
+            state.decisions_seen = group_decisions
+            if self._warm_starts(self.groups[gid]):
+                state.prior = self._warm_start(gid, key)
         if state.prior is not None and not state.confirmation_failed:
             variant, winner = self._confirm(gid, state)
         if variant is None and winner is None:
@@ -366,6 +383,7 @@ class Tuner:
 
     def _commit(self, gid: int, key: Key, state: KeyState, winner: int) -> None:
         state.decision = winner
+        self.decisions_made[gid] = self.decisions_made.get(gid, 0) + 1
         if self.cache is None:
             return
         group = self.groups[gid]

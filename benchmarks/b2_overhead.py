@@ -13,6 +13,10 @@ processes alternating, several times. Those per-process medians move between two
 from one process to the next (about 9 and 15 µs on this machine, whichever build runs), so
 their pair ratios spread widely; they are in the detail. `leak_kib_per_call` is the growth
 of this process's RSS per interleaved call (a leaked result buffer would show as ~16 KiB).
+
+The same in-process comparison is repeated at three kernel sizes on `local-sync` and on
+`local-task` (IREE's task pool), so that the overhead shows in absolute nanoseconds and as a
+ratio where the kernel is tiny and where it dominates (`by_device_and_size`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from benchmarks.kernels import add_module
 
 SIZE = 4096
 VARIANTS = 3
+SIZES = (1024, 16384, 262144)
+DEVICES = ("local-sync", "local-task")
 
 
 def _rss_kib() -> int:
@@ -44,6 +50,46 @@ def _rss_kib() -> int:
     except OSError:
         return 0
     return int(status.split("VmRSS:")[1].split()[0])
+
+
+def overhead(
+    settings: Settings, size: int, device: str, calls: int, tuned_with: list | None = None
+) -> dict:
+    """A committed online module against the static build of its winner, interleaved call
+    by call on `device`, at `size` elements."""
+    from autotune_runtime import load
+
+    text = add_module(size, VARIANTS)
+    online_vmfb = settings.memo(f"b2_online_{size}", lambda: compile_module(text, "online"))
+    online = load(online_vmfb, device=device, cache=False)
+    x = np.arange(size, dtype=np.float32)
+    tuning_calls, _ = tune_online(online, lambda: online.run(x))
+    ((_, winner),) = online.decisions().items()
+    decision = [{"group": "adds::add", "workload": [], "variant": winner}]
+    static_vmfb = settings.memo(
+        f"b2_static_{size}_{winner}",
+        lambda: compile_module(text, "static", freeze(settings, f"b2_{size}_{winner}", decision)),
+    )
+    static = load(static_vmfb, device=device, cache=False)
+    for module in (online, static):
+        np.testing.assert_array_equal(module.run(x), x + 1)
+    functions = [raw_function(m, "run") for m in (online, static)]
+    args = [device_array(m, x) for m in (online, static)]
+    times = interleaved(
+        [lambda f=f, a=a: f(a) for f, a in zip(functions, args, strict=True)], calls, warmup=50
+    )
+    online.close()
+    static.close()
+    on, st = median(times[0]), median(times[1])
+    return {
+        "device": device,
+        "size": size,
+        "online_median_us": round(on / 1e3, 3),
+        "static_median_us": round(st / 1e3, 3),
+        "overhead_ns": round(on - st, 1),
+        "ratio": round(on / st, 4),
+        "tuning_calls": tuning_calls,
+    }
 
 
 def run(settings: Settings) -> CaseResult:
@@ -83,6 +129,11 @@ def run(settings: Settings) -> CaseResult:
             )
         runs.append(measured)
     ratios = [r["online"]["median_ns"] / r["static"]["median_ns"] for r in runs]
+    grid = [
+        overhead(settings, size, device, calls // 5 if settings.quick else 2000)
+        for device in DEVICES
+        for size in SIZES
+    ]
     on, st = median(same[0]), median(same[1])
     ratio = on / st
     q = lambda t, p: round(float(np.percentile(t, p)) / 1e3, 3)  # noqa: E731
@@ -101,6 +152,7 @@ def run(settings: Settings) -> CaseResult:
         "calls_per_process": calls,
         "process_pair_ratios": [round(r, 4) for r in ratios],
         "process_pair_median_ratio": round(median(ratios), 4),
+        "by_device_and_size": grid,
     }
     print(
         f"  B2 online {on / 1e3:.2f} us vs static {st / 1e3:.2f} us per call ({calls} calls "

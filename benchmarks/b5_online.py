@@ -8,6 +8,12 @@ device, so that neither numpy copies nor another module's allocations (see B2) h
 costs. The processes alternate, several times. Ratio: median over the pairs of total online
 time / total static time (1.0: tuning cost nothing; the excess is the exploration of slower
 variants, the host calls and the timing fences, and what the module leaks per call).
+
+Exploration regret, in the same run: (online total - static total) / the sum over the slower
+variants of one call's extra time over the best (each variant's static build timed in this
+process, interleaved call by call). Any tuner without prior knowledge runs each slower variant
+at least once, so 1.0 is the floor; the variants' results are also checked against the
+reference variant's (`x16`) once each, which costs one reference call per variant checked.
 """
 
 from __future__ import annotations
@@ -15,7 +21,19 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.b3_protocol import FACTORS, SIZE, speed_vmfb
-from benchmarks.common import CaseResult, Settings, freeze, median, time_in_process
+from benchmarks.common import (
+    CaseResult,
+    Settings,
+    compile_module,
+    device_array,
+    freeze,
+    interleaved,
+    load_module,
+    median,
+    raw_function,
+    time_in_process,
+)
+from benchmarks.kernels import speed_module
 
 CALLS = 1000
 
@@ -47,12 +65,20 @@ def run(settings: Settings) -> CaseResult:
             }
         )
     ratio = median(r["ratio"] for r in runs)
+    call_us = variant_call_times(settings, best, builds["static"], 50 if settings.quick else 300)
+    extra = sum(t - call_us[best] for v, t in call_us.items() if v != best)
+    excess = median(r["online_total_ms"] - r["static_total_ms"] for r in runs) * 1e3
+    regret = excess / extra
     first = runs[0]
     detail = {
         "calls": CALLS,
         "best_variant": best,
         "pairs": pairs,
         "runs": [{k: v for k, v in r.items() if "cumulative" not in k} for r in runs],
+        "variant_call_us": {v: round(t, 2) for v, t in call_us.items()},
+        "slower_variants_extra_us": round(extra, 2),
+        "online_excess_us": round(excess, 2),
+        "exploration_regret": round(regret, 3),
         "plot": {
             "online_cumulative_ms": first["online_cumulative_ms"].tolist(),
             "static_cumulative_ms": first["static_cumulative_ms"].tolist(),
@@ -60,7 +86,8 @@ def run(settings: Settings) -> CaseResult:
     }
     print(
         f"  B5 1000 calls: online {median(r['online_total_ms'] for r in runs):.1f} ms vs best "
-        f"alone {median(r['static_total_ms'] for r in runs):.1f} ms (medians of {pairs})",
+        f"alone {median(r['static_total_ms'] for r in runs):.1f} ms (medians of {pairs}); "
+        f"exploration regret {regret:.2f}",
         flush=True,
     )
     return CaseResult(
@@ -70,3 +97,25 @@ def run(settings: Settings) -> CaseResult:
         meaning="time of the first 1000 calls with online tuning / 1000 calls of the best variant",
         detail=detail,
     )
+
+
+def variant_call_times(settings: Settings, best: str, best_vmfb: bytes, rounds: int) -> dict:
+    """Median time of one call of every variant (its static build), interleaved, in µs."""
+    builds = {best: best_vmfb}
+    for factor in FACTORS:
+        name = f"x{factor}"
+        if name not in builds:
+            cache = freeze(
+                settings, f"b5_{name}", [{"group": "work::step", "workload": [], "variant": name}]
+            )
+            builds[name] = compile_module(speed_module(FACTORS, SIZE), "static", cache)
+    modules = {name: load_module(vmfb) for name, vmfb in builds.items()}
+    x = np.ones(SIZE, np.float32)
+    calls = []
+    for module in modules.values():
+        function, arg = raw_function(module, "step"), device_array(module, x)
+        calls.append(lambda f=function, a=arg: f(a))
+    times = interleaved(calls, rounds, warmup=5)
+    for module in modules.values():
+        module.close()
+    return {name: median(t) / 1e3 for name, t in zip(modules, times, strict=True)}

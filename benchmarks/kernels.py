@@ -16,6 +16,8 @@ Variants of a group compute the same result (up to rounding): the runtime checks
 variant against the group's reference variant and rejects one that disagrees.
 - `matmul_module(sizes, tiles)`: per size n, a group of n x n x n matmuls that differ only
   in their CPU tile sizes (choice quality: which tile wins depends on the size).
+- `crossing_module()`: one dynamic function group whose best variant changes twice with the
+  length of its input (warm start across sizes).
 """
 
 from __future__ import annotations
@@ -212,3 +214,94 @@ def matmul_module(
         )
     parts.append("}\n")
     return "".join(parts)
+
+
+def _rounds(value: str, rounds: int, prefix: str) -> tuple[list[str], str]:
+    """`rounds` rounds of `v = (v * 0.999) / 0.999` on `value`: lines and the result."""
+    lines = []
+    for i in range(rounds):
+        lines.append(f"%{prefix}m{i} = arith.mulf {value}, %scale : f32")
+        lines.append(f"%{prefix}d{i} = arith.divf %{prefix}m{i}, %scale : f32")
+        value = f"%{prefix}d{i}"
+    return lines, value
+
+
+def _crossing_variant(name: str, fixed: int, per_element: int, fixed_rounds: int = 8) -> str:
+    """`util.func @name(tensor<?xf32>)`: `per_element` rounds on every element, plus a fixed
+    cost (a reduction of `fixed` elements, each `fixed_rounds` rounds from the first input
+    element and its index) whose sum is added times zero: the result is the input (up to
+    rounding) whatever the variant."""
+    t = "tensor<?xf32>"
+    lines = [
+        f"  util.func private @{name}(%x: {t}) -> {t} {{",
+        "    %c0 = arith.constant 0 : index",
+        "    %scale = arith.constant 0.999 : f32",
+        "    %zero = arith.constant 0.0 : f32",
+        f"    %n = tensor.dim %x, %c0 : {t}",
+        f"    %e = tensor.empty(%n) : {t}",
+    ]
+    if fixed:
+        body, last = _rounds("%b", fixed_rounds, "f")
+        k = f"tensor<{fixed}xf32>"
+        lines += [
+            f"    %head = tensor.extract_slice %x[0] [1] [1] : {t} to tensor<1xf32>",
+            f"    %fe = tensor.empty() : {k}",
+            "    %se = tensor.empty() : tensor<f32>",
+            "    %s0 = linalg.fill ins(%zero : f32) outs(%se : tensor<f32>) -> tensor<f32>",
+            f'    %fx = linalg.generic {{indexing_maps = [affine_map<(d0) -> (0)>, {_MAP}], iterator_types = ["parallel"]}} ins(%head : tensor<1xf32>) outs(%fe : {k}) {{',
+            "    ^bb0(%a: f32, %o: f32):",
+            "      %i = linalg.index 0 : index",
+            "      %ii = arith.index_cast %i : index to i32",
+            "      %if = arith.sitofp %ii : i32 to f32",
+            "      %b = arith.addf %a, %if : f32",
+            *[f"      {line}" for line in body],
+            f"      linalg.yield {last} : f32",
+            f"    }} -> {k}",
+            f'    %s = linalg.generic {{indexing_maps = [{_MAP}, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}} ins(%fx : {k}) outs(%s0 : tensor<f32>) {{',
+            "    ^bb0(%a: f32, %acc: f32):",
+            "      %r = arith.addf %a, %acc : f32",
+            "      linalg.yield %r : f32",
+            "    } -> tensor<f32>",
+        ]
+    else:
+        lines += [
+            "    %se = tensor.empty() : tensor<f32>",
+            "    %s = linalg.fill ins(%zero : f32) outs(%se : tensor<f32>) -> tensor<f32>",
+        ]
+    body, last = _rounds("%a", per_element, "p")
+    lines += [
+        f'    %r = linalg.generic {{indexing_maps = [{_MAP}, affine_map<(d0) -> ()>, {_MAP}], iterator_types = ["parallel"]}} ins(%x, %s : {t}, tensor<f32>) outs(%e : {t}) {{',
+        "    ^bb0(%a: f32, %sv: f32, %o: f32):",
+        *[f"      {line}" for line in body],
+        "      %nothing = arith.mulf %sv, %zero : f32",
+        f"      %out = arith.addf {last}, %nothing : f32",
+        "      linalg.yield %out : f32",
+        f"    }} -> {t}",
+        f"    util.return %r : {t}",
+        "  }",
+    ]
+    return "\n".join(lines)
+
+
+# name: (fixed elements, rounds per element). `a` is the fastest for small sizes, `b` in
+# between, `c` for large ones (on a 2-core x86: about 6k and 45k elements).
+CROSSING_VARIANTS: dict[str, tuple[int, int]] = {"a": (0, 24), "b": (8192, 8), "c": (32768, 2)}
+
+
+def crossing_module(group_attrs: str = "", variants: dict | None = None) -> str:
+    """A function group `@f` over `tensor<?xf32>` whose variants cost `fixed + rounds * n`
+    in different proportions, so that the best variant changes with the length n (twice
+    for `CROSSING_VARIANTS`). Entry `@run(tensor<?xf32>)`; the workload key is (n,)."""
+    variants = variants or CROSSING_VARIANTS
+    t = "tensor<?xf32>"
+    names = ", ".join("@" + n for n in variants)
+    parts = ["module {"]
+    parts += [_crossing_variant(name, *spec) for name, spec in variants.items()]
+    parts.append(f"  autotune.group @f variants([{names}]) {group_attrs}".rstrip())
+    parts.append(
+        f"  util.func public @run(%x: {t}) -> {t} {{\n"
+        f"    %r = util.call @f(%x) : ({t}) -> {t}\n"
+        f"    util.return %r : {t}\n  }}"
+    )
+    parts.append("}\n")
+    return "\n".join(parts)

@@ -1,0 +1,200 @@
+"""B8 warm start: a stream of calls over many sizes of one dynamic group.
+
+One function group (`kernels.crossing_module`: three variants whose costs are `fixed +
+rounds * n` in different proportions, so that the best variant changes with the length n in
+two places) is called on 40 distinct lengths from 1 Ki to 256 Ki elements (log-spaced), 50
+calls each, in one random order. Three fresh loads of the same online module run that
+stream, in rotating order, several times:
+
+- `warm`: default online tuning, each new length starting from the nearest decided one;
+- `scratch`: the same with `warm_start=False` (every length tuned from nothing);
+- `oracle`: a tuning cache holding each length's best variant, so every call runs it.
+
+Two streams: `shuffled` (every call in random order, so that every length starts before any
+is decided: the headline) and `phased` (the lengths in random order, each one's 50 calls in a
+row, as a serving load whose shapes change in phases).
+
+Each length's best variant is found first, by interleaved calls of the three static builds
+(one per variant). Times are the sums of the per-call times (`perf_counter_ns` around the VM
+call, the input already on the device). Ratio: median over the repetitions of warm / oracle
+total time on the shuffled stream; the other ratios are in the detail.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from benchmarks.common import (
+    DEVICE,
+    CaseResult,
+    Settings,
+    compile_module,
+    device_array,
+    interleaved,
+    median,
+    no_gc,
+    raw_function,
+)
+from benchmarks.kernels import CROSSING_VARIANTS, crossing_module
+
+LENGTHS = 40
+CALLS = 50
+SMALLEST, LARGEST = 1024, 262144
+
+
+def lengths(count: int) -> list[int]:
+    return sorted({int(round(n)) for n in np.geomspace(SMALLEST, LARGEST, count)})
+
+
+def _load(vmfb: bytes, cache, **options):
+    from autotune_runtime import load
+
+    return load(vmfb, device=DEVICE, cache=cache, **options)
+
+
+def best_per_length(settings: Settings, sizes: list[int], inputs: dict, rounds: int) -> dict:
+    """Median call time of every variant at every length (static builds, interleaved)."""
+    builds = {
+        v: compile_module(crossing_module(f'{{policy = "static", choice = @{v}}}'), "static")
+        for v in CROSSING_VARIANTS
+    }
+    modules = {v: _load(b, False) for v, b in builds.items()}
+    medians = {}
+    for n in sizes:
+        calls = []
+        for module in modules.values():
+            function, arg = raw_function(module, "run"), device_array(module, inputs[n])
+            calls.append(lambda f=function, a=arg: f(a))
+        times = interleaved(calls, rounds, warmup=2)
+        medians[n] = {v: median(t) for v, t in zip(modules, times, strict=True)}
+    for module in modules.values():
+        module.close()
+    return medians
+
+
+def oracle_cache(settings: Settings, vmfb: bytes, best: dict[int, str]):
+    """A tuning cache file that holds `best[n]` as the decision at every length."""
+    from autotune_runtime.cache import Entry
+
+    path = settings.scratch / "b8_oracle.sqlite"
+    path.unlink(missing_ok=True)
+    module = _load(vmfb, path)
+    (gid,) = module.groups
+    for n, variant in best.items():
+        module.cache.put(Entry(module.tuner.cache_key(gid, (n,)), variant, {}, {}, time.time()))
+    module.close()
+    return path
+
+
+def run_stream(module, stream: list[int], inputs: dict) -> dict:
+    """Total time of the calls of `stream` on a fresh module, and what tuning did."""
+    function = raw_function(module, "run")
+    args = {n: device_array(module, x) for n, x in inputs.items()}
+    clock = time.perf_counter_ns
+    total = 0
+    with no_gc():
+        for n in stream:
+            start = clock()
+            function(args[n])
+            total += clock() - start
+    stats = module.stats()
+    for n in (min(inputs), max(inputs)):
+        np.testing.assert_allclose(module.run(inputs[n]), inputs[n], rtol=1e-3)
+    warm = [s["warm_start"] for s in stats if s["warm_start"]]
+    return {
+        "total_ns": total,
+        "explored_calls": sum(s["explored_calls"] for s in stats),
+        "warm_started": len(warm),
+        "confirmations_failed": sum(not w["confirmed"] for w in warm),
+        "decisions": {s["workload"][0]: s["decision"] for s in stats},
+    }
+
+
+def run(settings: Settings) -> CaseResult:
+    count, calls, repeats = (12, 20, 1) if settings.quick else (LENGTHS, CALLS, 3)
+    sizes = lengths(count)
+    rng = np.random.default_rng(0)
+    inputs = {n: (rng.random(n, dtype=np.float32) + 0.5) for n in sizes}
+    medians = best_per_length(settings, sizes, inputs, 5 if settings.quick else 15)
+    best = {n: min(m, key=m.__getitem__) for n, m in medians.items()}
+    changes = sum(best[a] != best[b] for a, b in zip(sizes, sizes[1:], strict=False))
+
+    online = compile_module(crossing_module(), "online")
+    oracle = oracle_cache(settings, online, best)
+    order = [int(n) for n in rng.permutation(sizes)]
+    streams = {
+        # every call in random order: all lengths start before any is decided
+        "shuffled": [int(n) for n in rng.permutation([n for n in sizes for _ in range(calls)])],
+        # lengths in random order, each one's calls in a row (phases of a serving load)
+        "phased": [n for n in order for _ in range(calls)],
+    }
+    modes = {
+        "warm": lambda: _load(online, False),
+        "scratch": lambda: _load(online, False, warm_start=False),
+        "oracle": lambda: _load(online, oracle),
+    }
+    measured_streams = {}
+    for stream_name, stream in streams.items():
+        runs = []
+        for repeat in range(repeats):
+            names = list(modes)
+            names = names[repeat % 3 :] + names[: repeat % 3]
+            measured = {}
+            for name in names:
+                module = modes[name]()
+                measured[name] = run_stream(module, stream, inputs)
+                module.close()
+            runs.append(measured)
+        measured_streams[stream_name] = runs
+    runs = measured_streams["shuffled"]
+    ratios = {
+        stream: {
+            mode: round(median(r[mode]["total_ns"] / r["oracle"]["total_ns"] for r in rs), 4)
+            for mode in ("warm", "scratch")
+        }
+        for stream, rs in measured_streams.items()
+    }
+    warm_ratio, scratch_ratio = ratios["shuffled"]["warm"], ratios["shuffled"]["scratch"]
+    first = runs[0]
+    wrong = {
+        mode: sum(first[mode]["decisions"].get(n) != best[n] for n in sizes)
+        for mode in ("warm", "scratch")
+    }
+    detail = {
+        "lengths": sizes,
+        "calls_per_length": calls,
+        "repeats": repeats,
+        "best": {str(n): best[n] for n in sizes},
+        "best_changes": changes,
+        "median_us": {str(n): {v: round(t / 1e3, 2) for v, t in medians[n].items()} for n in sizes},
+        "over_oracle": ratios,
+        "runs": {
+            stream: [
+                {
+                    mode: {k: v for k, v in r[mode].items() if k != "decisions"}
+                    | {"total_ms": round(r[mode]["total_ns"] / 1e6, 2)}
+                    for mode in modes
+                }
+                for r in rs
+            ]
+            for stream, rs in measured_streams.items()
+        },
+        "decisions_not_the_best": wrong,
+    }
+    print(
+        f"  B8 {len(sizes)} lengths x {calls} calls, shuffled: warm start {warm_ratio:.3f}, "
+        f"from scratch {scratch_ratio:.3f} of the oracle; phased: warm start "
+        f"{ratios['phased']['warm']:.3f}, from scratch {ratios['phased']['scratch']:.3f}; "
+        f"best variant changes {changes} times",
+        flush=True,
+    )
+    return CaseResult(
+        id="B8",
+        title="warm start over sizes",
+        ratio=warm_ratio,
+        meaning="total time of a random stream over 40 sizes with warm start / with each "
+        "size's best variant always",
+        detail=detail,
+    )
