@@ -50,7 +50,14 @@ class LoadedModule:
         self.groups = read_groups(self.module)
         self.cache = open_cache(cache) if self.groups else None
         self.fingerprint = fingerprint or device_fingerprint(device)
-        known = {"warmup", "min_samples", "max_samples", "confidence", "early_drop"}
+        known = {
+            "warmup",
+            "min_samples",
+            "max_samples",
+            "confidence",
+            "early_drop",
+            "indifference",
+        }
         unknown = set(rule_options) - known
         if unknown:
             raise TypeError(f"unknown load option(s): {', '.join(sorted(unknown))}")
@@ -234,7 +241,8 @@ def load(
 
     `cache`: None for the default tuning cache (`$IREE_AUTOTUNE_CACHE`, else the XDG cache
     dir), a path, a `TuningCache`, or False for none. `options`: stop-rule parameters
-    (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`), `warm_start`
+    (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`, `indifference`),
+    `warm_start`
     (False: every new workload key is tuned from scratch), `fingerprint` (a
     `DeviceFingerprint` to use instead of the device's own) and `tuner_class`.
     """

@@ -14,6 +14,11 @@ having reached `min_samples`), or when every remaining variant has `max_samples`
 median wins). A failed run counts as an infinite time, and a variant whose results disagree with the
 reference variant's is rejected: either is eliminated at once and never chosen.
 
+Indifference: once every remaining variant has `min_samples`, tuning also commits to the
+leader when no other variant can be more than `indifference` (default 2%) faster than it at
+the same confidence: close variants are not sampled up to `max_samples` for a difference
+that small.
+
 Early drop: a variant far slower than the leader is not run until it has `min_samples`.
 Once the leader has a timed sample, a variant is dropped when its evidence exceeds
 `early_drop` times the leader's median. Its evidence is its fastest timed sample or, while it
@@ -47,6 +52,7 @@ class StopRule:
     confidence: float = 0.95
     noise_floor: float = 0.005
     early_drop: float = 2.0
+    indifference: float = 0.02
 
     def __post_init__(self) -> None:
         if self.warmup < 0 or self.min_samples < 1 or self.max_samples < self.min_samples:
@@ -57,13 +63,15 @@ class StopRule:
             )
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+        if not 0.0 <= self.indifference < 1.0:
+            raise ValueError(f"indifference must be in [0, 1), got {self.indifference}")
         if not self.early_drop > 1.0:
             raise ValueError(f"early_drop must be > 1 (inf: never), got {self.early_drop}")
 
     def with_overrides(self, params: dict) -> StopRule:
         """This rule with the parameters that `params` names applied; a `max_samples`
         below the current `min_samples` lowers `min_samples` too (unless it is named)."""
-        names = ("warmup", "min_samples", "max_samples", "confidence", "early_drop")
+        names = ("warmup", "min_samples", "max_samples", "confidence", "early_drop", "indifference")
         known = {k: params[k] for k in names if k in params}
         if not known:
             return self
@@ -159,11 +167,31 @@ def next_or_winner(
         active = [i for i in active if not variants[i].eliminated]
         if len(active) == 1:
             return None, active[0]
+        leader = _indifferent(rule, variants, active)
+        if leader is not None:
+            return None, leader
         full = rule.warmup + rule.max_samples
         short = [i for i in active if variants[i].runs < full]
         if not short:
             return None, min(active, key=lambda i: variants[i].median)
     return min(short, key=lambda i: (variants[i].runs, i != first, i)), None
+
+
+def _indifferent(rule: StopRule, variants: list[VariantStats], active: list[int]) -> int | None:
+    """The leader, when no other variant can be more than `indifference` faster than it
+    (at the rule's confidence): sampling close variants further is not worth it."""
+    if rule.indifference <= 0.0:
+        return None
+    z = rule.z(len(variants) - 1)
+    leader = min(active, key=lambda i: variants[i].median)
+    lead = variants[leader]
+    upper = lead.median + z * lead.standard_error(rule.noise_floor)
+    floor = upper * (1.0 - rule.indifference)
+    for i in active:
+        v = variants[i]
+        if i != leader and v.median - z * v.standard_error(rule.noise_floor) < floor:
+            return None
+    return leader
 
 
 def _eliminate(rule: StopRule, variants: list[VariantStats], active: list[int]) -> None:

@@ -274,6 +274,18 @@ def plot_b7(case: dict, ax) -> None:
     ax.set_ylabel("tuned / stock time")
 
 
+def plot_b8(case: dict, ax) -> None:
+    d = case["detail"]
+    sizes = d["lengths"]
+    for variant in d["median_us"][str(sizes[0])]:
+        ax.plot(sizes, [d["median_us"][str(n)][variant] for n in sizes], marker=".", label=variant)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("length (elements)")
+    ax.set_ylabel("median µs per call")
+    ax.legend(title="variant")
+
+
 PLOTTERS = {
     "B1": plot_b1,
     "B2": plot_b2,
@@ -282,6 +294,7 @@ PLOTTERS = {
     "B5": plot_b5,
     "B6": plot_b6,
     "B7": plot_b7,
+    "B8": plot_b8,
 }
 
 
@@ -401,13 +414,19 @@ def _case_table(case: dict) -> list[str]:
                 f"{r['ratio']:.3f} | {r['explored_calls']} | {r['winner']} |"
             )
         if "variant_call_us" in d:
-            calls = ", ".join(f"{v} {t:.1f} µs" for v, t in d["variant_call_us"].items())
+            calls = ", ".join(
+                f"{v} {t:.1f} µs (first call {d['variant_first_call_us'][v]:.0f} µs)"
+                for v, t in d["variant_call_us"].items()
+            )
             lines += [
                 "",
-                f"One call of each variant (static builds, interleaved): {calls}. Regret = "
-                f"online excess {d['online_excess_us'] / 1e3:.2f} ms / the slower variants' "
-                f"extra time per call {d['slower_variants_extra_us'] / 1e3:.3f} ms = "
-                f"{d['exploration_regret']:.2f}.",
+                f"One call of each variant (static builds, interleaved; first call in a fresh "
+                f"process): {calls}. Regret = online excess {d['online_excess_us'] / 1e3:.2f} "
+                f"ms / the slower variants' first calls' extra time "
+                f"{d['slower_variants_first_call_extra_us'] / 1e3:.3f} ms = "
+                f"{d['exploration_regret']:.2f} (over warm calls' extra time "
+                f"{d['slower_variants_extra_us'] / 1e3:.3f} ms: "
+                f"{d['exploration_regret_warm_calls']:.2f}).",
             ]
         return lines
     if cid == "B6":

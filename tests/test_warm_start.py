@@ -197,3 +197,11 @@ def test_a_compiled_dynamic_group_warm_starts_unless_told_not_to(tmp_path, attrs
     else:
         assert warm["from"] == [1000]
         assert warm["variant"] == stats[(1000,)]["decision"]
+
+
+def test_variants_within_the_indifference_commit_without_sampling_to_the_cap():
+    close = [100.0, 100.5, 150.0]
+    winner, runs = drive(StopRule(warmup=1, min_samples=3, max_samples=30), close)
+    assert winner == 0 and runs[0] == runs[1] == 1 + 3  # 0.5% apart: not worth sampling
+    winner, runs = drive(StopRule(warmup=1, min_samples=3, max_samples=30, indifference=0.0), close)
+    assert winner == 0 and runs[0] == 1 + 30  # the plain rule samples them to the cap
