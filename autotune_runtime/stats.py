@@ -15,7 +15,7 @@ median wins). A failed run counts as an infinite time, and a variant whose resul
 reference variant's is rejected: either is eliminated at once and never chosen.
 
 Indifference: once every remaining variant has `min_samples`, tuning also commits to the
-leader when no other variant can be more than `indifference` (default 2%) faster than it at
+leader when no other variant can be more than `indifference` (default 3%) faster than it at
 the same confidence: close variants are not sampled up to `max_samples` for a difference
 that small.
 
@@ -52,7 +52,7 @@ class StopRule:
     confidence: float = 0.95
     noise_floor: float = 0.005
     early_drop: float = 2.0
-    indifference: float = 0.02
+    indifference: float = 0.03
 
     def __post_init__(self) -> None:
         if self.warmup < 0 or self.min_samples < 1 or self.max_samples < self.min_samples:
