@@ -12,7 +12,7 @@ from autotune_runtime import interface
 from autotune_runtime.cache import TuningCache
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
-from autotune_runtime.stats import StopRule
+from autotune_runtime.stats import RULE_OPTIONS, StopRule
 from autotune_runtime.tuner import Tuner
 
 CacheArg = TuningCache | str | Path | bool | None
@@ -50,15 +50,7 @@ class LoadedModule:
         self.groups = read_groups(self.module)
         self.cache = open_cache(cache) if self.groups else None
         self.fingerprint = fingerprint or device_fingerprint(device)
-        known = {
-            "warmup",
-            "min_samples",
-            "max_samples",
-            "confidence",
-            "early_drop",
-            "indifference",
-        }
-        unknown = set(rule_options) - known
+        unknown = set(rule_options) - set(RULE_OPTIONS)
         if unknown:
             raise TypeError(f"unknown load option(s): {', '.join(sorted(unknown))}")
         rule = StopRule().with_overrides(rule_options)
@@ -242,8 +234,7 @@ def load(
     `cache`: None for the default tuning cache (`$IREE_AUTOTUNE_CACHE`, else the XDG cache
     dir), a path, a `TuningCache`, or False for none. `options`: stop-rule parameters
     (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`, `indifference`),
-    `warm_start`
-    (False: every new workload key is tuned from scratch), `fingerprint` (a
+    `warm_start` (False: every new workload key is tuned from scratch), `fingerprint` (a
     `DeviceFingerprint` to use instead of the device's own) and `tuner_class`.
     """
     return LoadedModule(vmfb, device, cache, **options)

@@ -42,6 +42,10 @@ _MAD_TO_SIGMA = 1.4826
 _MEDIAN_EFFICIENCY = 1.2533  # standard error of the median / of the mean, normal data
 
 
+RULE_OPTIONS = ("warmup", "min_samples", "max_samples", "confidence", "early_drop", "indifference")
+"""The stop-rule parameters a load option or a group attribute may set."""
+
+
 @dataclass(frozen=True)
 class StopRule:
     """When exploration may stop. Defaults suit kernels of microseconds to milliseconds."""
@@ -71,8 +75,7 @@ class StopRule:
     def with_overrides(self, params: dict) -> StopRule:
         """This rule with the parameters that `params` names applied; a `max_samples`
         below the current `min_samples` lowers `min_samples` too (unless it is named)."""
-        names = ("warmup", "min_samples", "max_samples", "confidence", "early_drop", "indifference")
-        known = {k: params[k] for k in names if k in params}
+        known = {k: params[k] for k in RULE_OPTIONS if k in params}
         if not known:
             return self
         merged = {**self.__dict__, **known}
@@ -177,34 +180,38 @@ def next_or_winner(
     return min(short, key=lambda i: (variants[i].runs, i != first, i)), None
 
 
+def _intervals(
+    rule: StopRule, variants: list[VariantStats], active: list[int]
+) -> tuple[int, float, dict[int, float]]:
+    """The leader among `active`, the upper bound of its median's interval, and every
+    other active variant's lower bound (two-sided, Bonferroni over the comparisons)."""
+    z = rule.z(len(variants) - 1)
+    leader = min(active, key=lambda i: variants[i].median)
+    lead = variants[leader]
+    upper = lead.median + z * lead.standard_error(rule.noise_floor)
+    lower = {
+        i: variants[i].median - z * variants[i].standard_error(rule.noise_floor)
+        for i in active
+        if i != leader
+    }
+    return leader, upper, lower
+
+
 def _indifferent(rule: StopRule, variants: list[VariantStats], active: list[int]) -> int | None:
     """The leader, when no other variant can be more than `indifference` faster than it
     (at the rule's confidence): sampling close variants further is not worth it."""
     if rule.indifference <= 0.0:
         return None
-    z = rule.z(len(variants) - 1)
-    leader = min(active, key=lambda i: variants[i].median)
-    lead = variants[leader]
-    upper = lead.median + z * lead.standard_error(rule.noise_floor)
+    leader, upper, lower = _intervals(rule, variants, active)
     floor = upper * (1.0 - rule.indifference)
-    for i in active:
-        v = variants[i]
-        if i != leader and v.median - z * v.standard_error(rule.noise_floor) < floor:
-            return None
-    return leader
+    return leader if all(bound >= floor for bound in lower.values()) else None
 
 
 def _eliminate(rule: StopRule, variants: list[VariantStats], active: list[int]) -> None:
-    z = rule.z(len(variants) - 1)
-    leader = min(active, key=lambda i: variants[i].median)
-    lead = variants[leader]
-    upper = lead.median + z * lead.standard_error(rule.noise_floor)
-    for i in active:
-        if i == leader:
-            continue
-        v = variants[i]
-        if v.median - z * v.standard_error(rule.noise_floor) > upper:
-            v.eliminated = True
+    _, upper, lower = _intervals(rule, variants, active)
+    for i, bound in lower.items():
+        if bound > upper:
+            variants[i].eliminated = True
 
 
 def cold_penalty(variants: list[VariantStats]) -> float | None:
