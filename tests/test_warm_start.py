@@ -205,3 +205,25 @@ def test_variants_within_the_indifference_commit_without_sampling_to_the_cap():
     assert winner == 0 and runs[0] == runs[1] == 1 + 3  # 0.5% apart: not worth sampling
     winner, runs = drive(StopRule(warmup=1, min_samples=3, max_samples=30, indifference=0.0), close)
     assert winner == 0 and runs[0] == 1 + 30  # the plain rule samples them to the cap
+
+
+@pytest.mark.parametrize(
+    "stats",
+    [{}, {"variants": "junk"}, {"variants": [{"variant": "a", "median_ns": "fast"}, 7]}],
+    ids=["no statistics", "not a list", "bad values"],
+)
+def test_a_neighbour_without_usable_statistics_confirms_against_every_variant(tmp_path, stats):
+    import time
+
+    from autotune_runtime.cache import Entry
+
+    fingerprint = DeviceFingerprint("local-task", "cpu", "test", "0")
+    cache = TuningCache(tmp_path / "c.sqlite")
+    tuner = Tuner(group(), cache=cache, device=fingerprint)
+    cache.put(Entry(tuner.cache_key(0, (400,)), "a", stats, {}, time.time()))
+    winner, runs = tune_key(tuner, 500, CROSSING)
+    state = tuner.states[(0, (500,))]
+    assert state.prior.neighbour == (400,) and state.prior.contenders == (0, 1, 2)
+    assert winner == "a" == best(CROSSING, 500)
+    assert runs["b"] >= 1 and runs["c"] >= 1
+    cache.close()
