@@ -24,6 +24,7 @@ import gc
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ from autotune_dialect.mlir_text import parse_attribute_text
 from autotune_dialect.symbols import lookup_symbol, symbol_index
 from autotune_dialect.verbatim import VerbatimOp
 from autotune_runtime import interface
+from autotune_runtime.tuner import key_distance
 from lowering.emitter import Emitter
 
 DEFAULT_INIT_SAMPLES = 3
@@ -187,6 +189,7 @@ class Lowering:
         self.default_policy = policy
         self.decisions = decisions or []
         self.decisions_from = decisions_from
+        self.static_decisions: dict[int, list[dict]] = {}  # gid -> decisions for the group
         self.groups: dict[GroupOp, Group] = {}
         self.imports: dict[str, interface.ImportSignature] = {}
         self.globals: dict[tuple[int, str], util.GlobalOp] = {}
@@ -390,29 +393,70 @@ class Lowering:
         op.erase()
 
     def static_choice(self, site: Site) -> str:
+        """The group's `choice`, else the decision for the site's workload, else the
+        decision of the nearest decided workload, else the first variant."""
         group = site.group
         if group.op.choice is not None:
             return group.op.choice.root_reference.data
-        matching = []
+        matching = self.static_decisions.get(group.gid, [])
+        if not matching:
+            return group.variants[0]
+        if site.static_key is None or any(
+            len(d["workload"]) != len(site.static_key) for d in matching
+        ):
+            return matching[0]["variant"]
+        nearest = min(matching, key=lambda d: key_distance(tuple(d["workload"]), site.static_key))
+        return nearest["variant"]
+
+    def match_decisions(self) -> None:
+        """Assign the cache's decisions to the groups they name (`executable::group`, or
+        `group` alone where one group of the module has that name). A decision naming a
+        variant its group lacks is refused; decisions naming no group of the module are
+        refused when none names one (the file is for another module), else listed."""
+        if not self.decisions or all(g.policy != "static" for g in self.groups.values()):
+            return
+        by_name: dict[str, list[Group]] = {}
+        for group in self.groups.values():
+            by_name.setdefault(group.display_name, []).append(group)
+            if group.container_name is not None:
+                by_name.setdefault(group.op.group_name, []).append(group)
+        unmatched: list[str] = []
         for index, decision in enumerate(self.decisions):
-            if decision["group"] != group.display_name and not (
-                decision["group"] == group.op.group_name
-                and decision.get("container") == group.container_name
-            ):
+            name = decision["group"]
+            if decision.get("container") and "::" not in name:
+                name = f"{decision['container']}::{name}"
+            candidates = [g for g in by_name.get(name, []) if g.display_name == name]
+            candidates = candidates or by_name.get(name, [])
+            if len(candidates) != 1:
+                unmatched.append(
+                    f"#{index} ({decision['group']}"
+                    + (", which names several groups" if candidates else "")
+                    + ")"
+                )
                 continue
+            group = candidates[0]
             if decision["variant"] not in group.variants:
                 raise op_error(
                     group.op,
-                    f"decision #{index} of {self.decisions_from} chooses @{decision['variant']}, "
-                    f"which is not a variant of the group ("
+                    f"decision #{index} of {self.decisions_from} chooses "
+                    f"@{decision['variant']}, which is not a variant of the group ("
                     + ", ".join(f"@{v}" for v in group.variants)
                     + ")",
                 )
-            matching.append(decision)
-        for decision in matching:
-            if site.static_key is not None and tuple(decision["workload"]) == site.static_key:
-                return decision["variant"]
-        return matching[0]["variant"] if matching else group.variants[0]
+            self.static_decisions.setdefault(group.gid, []).append(decision)
+        if not unmatched:
+            return
+        groups = ", ".join(sorted(g.display_name for g in self.groups.values()))
+        listed = ", ".join(unmatched[:5]) + (", ..." if len(unmatched) > 5 else "")
+        if not self.static_decisions:
+            raise DiagnosticError(
+                f"no decision of {self.decisions_from} names a group of this module: "
+                f"decisions {listed}; the module's groups are {groups}"
+            )
+        sys.stderr.write(
+            f"warning: {len(unmatched)} decision(s) of {self.decisions_from} name no single "
+            f"group of this module and are not used: {listed} (groups: {groups})\n"
+        )
 
     def lower_online(self, em: Emitter, site: Site) -> list[SSAValue]:
         """A committed key runs its variant through the chain, as `explicit` does; every
@@ -962,6 +1006,7 @@ class Lowering:
         with symbol_index():
             sites = self.collect_sites()
         self.check_other_uses({site.op for site in sites})
+        self.match_decisions()
         for group in self.groups.values():
             if group.policy in ("explicit", "init"):
                 for sample in group.op.sample_workloads():

@@ -4,6 +4,8 @@ guaranteed)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from modules import tagged_module
@@ -642,6 +644,15 @@ def test_cache_options_tell_a_cache_file_from_an_export_and_touch_neither(tmp_pa
             '{"group": "tagged::add", "variant": "v9", "workload": []}',
             "decision #0 of {path} chooses @v9, which is not a variant of the group (@v0, @v1, @v2)",
         ),
+        (  # the bare group name, unique in the module, names the group
+            '{"group": "add", "variant": "v9", "workload": []}',
+            "decision #0 of {path} chooses @v9, which is not a variant of the group (@v0, @v1, @v2)",
+        ),
+        (
+            '{"group": "other::add", "variant": "v1", "workload": []}',
+            "error: no decision of {path} names a group of this module: decisions #0 "
+            "(other::add); the module's groups are tagged::add",
+        ),
     ],
 )
 def test_static_decisions_are_checked(tmp_path, decision, message):
@@ -652,6 +663,25 @@ def test_static_decisions_are_checked(tmp_path, decision, message):
     run = _cli("lower", str(source), "--policy", "static", "--cache", str(export), "-o", "-")
     assert run.returncode == 1
     assert message.format(path=export) in run.stderr.splitlines()[0]
+
+
+def test_static_decisions_for_groups_the_module_lacks_are_listed(tmp_path):
+    source = tmp_path / "tagged.mlir"
+    source.write_text(tagged_module())
+    export = tmp_path / "decisions.json"
+    decisions = [
+        {"group": "gone", "variant": "v0", "workload": []},
+        {"group": "add", "variant": "v2", "workload": []},
+        {"group": "gone", "variant": "v0", "workload": [8]},
+    ]
+    export.write_text(json.dumps({"decisions": decisions}))
+    run = _cli("lower", str(source), "--policy", "static", "--cache", str(export), "-o", "-")
+    assert run.returncode == 0, run.stderr
+    assert (
+        f"warning: 2 decision(s) of {export} name no single group of this module and are not "
+        "used: #0 (gone), #2 (gone) (groups: tagged::add)"
+    ) in run.stderr
+    assert "flow.dispatch @tagged::@v2(" in run.stdout
 
 
 def test_a_damaged_page_costs_only_the_decisions_on_it(tmp_path):
