@@ -115,8 +115,16 @@ class Group:
                 digest.update(text.encode())
                 for path in re.findall(r'path = "([^"]+)"', text):
                     file = Path(path) if base_dir is None else base_dir / path
-                    if file.is_file():
+                    try:
                         digest.update(file.read_bytes())
+                    except OSError as err:
+                        where = base_dir if base_dir is not None else Path.cwd()
+                        raise op_error(
+                            self.container,
+                            f'cannot read object file "{path}" of @{self.container_name} '
+                            f"({err.strerror}; relative paths resolve against {where}); the "
+                            "tuning cache key includes its bytes",
+                        ) from None
         return digest.hexdigest()[:32]
 
     def location(self, what: str, at: Operation | None = None) -> NameLoc:
@@ -1233,9 +1241,11 @@ class AutotuneToIREEPass(ModulePass):
     """Policy of groups that name none: online, explicit, init or static."""
     cache: str | None = None
     """Tuning-cache export (JSON) whose decisions fix the `static` choice."""
+    base_dir: str | None = None
+    """Folder that relative object paths resolve against (default: the working folder)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.policy, self.cache)
+        lower_module(op, self.policy, self.cache, self.base_dir)
 
 
 __all__ = ["AutotuneToIREEPass", "lower_module", "lower_to_iree"]

@@ -245,3 +245,43 @@ def test_compiler_crash_names_the_pass_it_died_in():
         DiagnosticError, match=r"iree-compile crashed in \w+Pass \(exit code -?\d+\)"
     ):
         compile_lowered(lowered, target="llvm-cpu", object_dir=CUDA)
+
+
+def test_xdsl_opt_resolves_object_paths_against_base_dir_and_refuses_unreadable_ones(tmp_path):
+    """The stock `xdsl-opt` has no input file name: relative object paths resolve against
+    the pass's `base_dir` (default: the working folder); an object it cannot read is an
+    error at the executable, never a cache key without the object's bytes."""
+    bin_dir = Path(sys.executable).parent
+    xdsl_form = tmp_path / "vecadd.xdsl.mlir"
+    converted = subprocess.run(
+        [str(bin_dir / "iree-autotune"), "xdsl", str(GROUP), "-o", str(xdsl_form)],
+        capture_output=True,
+        text=True,
+    )
+    assert converted.returncode == 0, converted.stderr
+
+    def lower(options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(bin_dir / "xdsl-opt"), "--allow-unregistered-dialect", str(xdsl_form)]
+            + ["-p", f"autotune-to-iree{{{options}}}", "-t", "iree"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+
+    missing = lower("policy=online")
+    assert missing.returncode != 0
+    assert (
+        f'cannot read object file "vecadd.ptx" of @exe (No such file or directory; relative '
+        f"paths resolve against {tmp_path})"
+    ) in missing.stderr
+    found = lower(f'policy=online base_dir="{CUDA}"')
+    assert found.returncode == 0, found.stderr
+    assert "hal.executable.source private @exe" in found.stdout
+    assert "autotune.group @" not in found.stdout
+    # The same cache key as `iree-autotune lower`, which resolves against the file's folder.
+    from lowering.autotune_to_iree import lower_to_iree
+
+    fingerprint = re.compile(r"\\22fingerprint\\22: \\22(\w+)\\22")
+    by_file = fingerprint.findall(lower_to_iree(GROUP.read_text(), filename=str(GROUP)))
+    assert by_file and fingerprint.findall(found.stdout) == by_file
