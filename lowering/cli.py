@@ -20,7 +20,7 @@ from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
 from lowering.driver import TARGETS, compile
 from lowering.files import read_source, write_atomically
-from lowering.triton_import import add_command as add_import_triton_command
+from lowering.triton import add_command as add_import_triton_command
 
 
 def cmd_lower(args: argparse.Namespace) -> int:

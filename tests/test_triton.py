@@ -24,7 +24,7 @@ from vmfb_cuda import cuda_exports
 from lowering import ptx_abi
 from lowering.driver import compile  # noqa: A004 - the project's public name
 from lowering.ptx_abi import PtxError, ScratchMemoryError, adapt_kernel, parse_module
-from lowering.triton_import import (
+from lowering.triton import (
     ImportedKernel,
     KernelSpec,
     TritonImportError,
@@ -667,7 +667,7 @@ def test_triton_extra_is_pinned():
 )
 @pytest.mark.parametrize("arch", ARCHS)
 def test_import_with_triton_reproduces_shipped_vecadd(arch):
-    from lowering.triton_import import import_triton
+    from lowering.triton import import_triton
 
     shipped = bundle("vecadd", arch)
     spec = shipped.spec

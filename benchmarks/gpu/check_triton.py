@@ -272,7 +272,7 @@ def run_case(case: Case, arch: str, budget: float, rng, side) -> bool:
 
     from autotune_runtime import load
     from lowering.driver import compile
-    from lowering.triton_import import ImportedKernel
+    from lowering.triton import ImportedKernel
 
     kernel = ImportedKernel.load_bundle(DATA / f"{case.kernel}.{arch}.json")
     source = DATA / f"{case.kernel}.{arch}.mlir"

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from lowering.triton_import import (  # noqa: E402
+from lowering.triton import (  # noqa: E402
     Config,
     ImportedKernel,
     compile_variants,
