@@ -1,69 +1,7 @@
 """The progress of tuning a model on the terminal: one bar per phase, with counts and an
-estimate of the time left (`rich`). On a stream that is not a terminal, one line per
-finished phase."""
+estimate of the time left; on a stream that is not a terminal, one line per finished
+phase. Shared with `iree-autotune tune` (`autotune_runtime/progress.py`)."""
 
-from __future__ import annotations
+from autotune_runtime.progress import TerminalProgress
 
-import sys
-import time
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
-
-class TerminalProgress:
-    """`Progress` of the pipeline on standard error; a context manager."""
-
-    def __init__(self, console: Console | None = None):
-        self.console = console or Console(stderr=True)
-        self.live = self.console.is_terminal
-        self.bars = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[label]}"),
-            console=self.console,
-            disable=not self.live,
-        )
-        self.task = None
-        self.name = ""
-        self.total = 0
-        self.count = 0
-        self.started = time.perf_counter()
-
-    def __enter__(self) -> TerminalProgress:
-        self.bars.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._finish()
-        self.bars.stop()
-
-    def phase(self, name: str, total: int) -> None:
-        self._finish()
-        self.name, self.total, self.count = name, total, 0
-        self.started = time.perf_counter()
-        self.task = self.bars.add_task(name, total=total, label="")
-
-    def advance(self, label: str) -> None:
-        self.count += 1
-        if self.task is not None:
-            self.bars.update(self.task, advance=1, label=label)
-        if self.count == self.total:
-            self._finish()
-
-    def _finish(self) -> None:
-        if self.task is not None and not self.live:
-            seconds = time.perf_counter() - self.started
-            print(f"{self.name}: {self.count}/{self.total} in {seconds:.1f} s", file=sys.stderr)
-        self.task = None
+__all__ = ["TerminalProgress"]

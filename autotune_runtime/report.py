@@ -12,12 +12,12 @@ is written, so importing this module is cheap.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from autotune_runtime.files import atomic_output
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table
@@ -311,11 +311,5 @@ def write_plot(panels: list[Panel], path: str | Path) -> None:
         ax.set_ylabel("median (µs)")
         ax.margins(y=0.15)
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            fig.savefig(out, format=fmt)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(target) as tmp, open(tmp, "wb") as out:
+        fig.savefig(out, format=fmt)

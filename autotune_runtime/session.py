@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 import iree.runtime as rt
@@ -13,7 +16,7 @@ from autotune_runtime.cache import TuningCache
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
 from autotune_runtime.stats import RULE_OPTIONS, StopRule
-from autotune_runtime.tuner import Tuner
+from autotune_runtime.tuner import GroupInfo, Key, Tuner, TuningWarning
 
 CacheArg = TuningCache | str | Path | bool | None
 
@@ -64,6 +67,18 @@ class LoadedModule:
         init = entry_point(self.module, interface.INIT_ENTRY)
         if init is not None:
             self._invoke(self._functions[init], ())  # `init` groups
+        if self.tune_function is not None and self.cache is not None:
+            self._restore_explicit()
+
+    def _restore_explicit(self) -> None:
+        """Store the tuning cache's decisions of `explicit` groups: `__autotune` runs with
+        the host answering from the cache only (nothing is measured; a key the cache does
+        not hold keeps running the reference)."""
+        self.tuner.restoring = True
+        try:
+            self._invoke(self._functions[self.tune_function], ())
+        finally:
+            self.tuner.restoring = False
 
     @property
     def function_names(self) -> list[str]:
@@ -83,6 +98,13 @@ class LoadedModule:
                 + ", ".join(n for n in self.module.function_names if not n.startswith("__"))
             )
         function = self._functions[name]
+        if name == self.tune_function:
+            return self.tune
+        for group in self.groups.values():
+            if name == group.setter:
+                return functools.partial(self._set_variant, group)
+            if name == group.getter:
+                return functools.partial(self._get_variant, group)
         kinds = parameter_kinds(self.module.lookup_function(name))
 
         def call(*args):
@@ -113,18 +135,80 @@ class LoadedModule:
             raise AttributeError(str(err)) from None
 
     def tune(self) -> None:
-        """Run the module's `__autotune` entry point (groups with the explicit policy)."""
+        """Run the module's `__autotune` entry point (groups with the explicit policy).
+
+        Every key of the explicit groups gets its decision: the one committed earlier or
+        found in the tuning cache, else one measured now. Choices set by hand are
+        replaced. A dynamic group without `workloads` has no key to tune: a
+        `TuningWarning` says so."""
+        self._check_open()
         if self.tune_function is None:
             raise KeyError("the module has no __autotune entry point (no explicit groups)")
+        for group in self.groups.values():
+            if group.policy == "explicit" and not group.keys and group.workload_arity > 0:
+                warnings.warn(
+                    f"group {group.qualified_name} has dynamic shapes and no `workloads`: "
+                    "0 workload keys were tuned and its calls run the reference variant "
+                    f"{group.variants[group.reference]}; give the sizes to tune for on the "
+                    f"group (`workloads = [[...], ...]`, {group.workload_arity} value(s) "
+                    "each, docs/dialect.md)",
+                    TuningWarning,
+                    stacklevel=2,
+                )
+        self.tuner.manual = {
+            (gid, key): variant
+            for (gid, key), variant in self.tuner.manual.items()
+            if self.groups[gid].policy != "explicit"
+        }
         self._invoke(self._functions[self.tune_function], ())
 
+    def _set_variant(self, group: GroupInfo, variant: int | str) -> None:
+        """An explicit group's setter: every key of the group runs `variant` (an index
+        or a name) until `tune()` stores its decisions."""
+        self._check_open()
+        index = group.variant_index(variant)
+        if not group.keys:
+            raise ValueError(
+                f"group {group.qualified_name} has no workload keys to set a variant for "
+                "(dynamic shapes and no `workloads`): its calls run the reference variant "
+                f"{group.variants[group.reference]}"
+            )
+        assert group.setter is not None
+        self._invoke(self._functions[group.setter], (index,))
+        self.tuner.set_choice(group.gid, index)
+
+    def _get_variant(
+        self, group: GroupInfo, workload: Iterable[int] | int | None = None
+    ) -> int | dict[Key, int]:
+        """An explicit group's getter: the variant index its calls run, -1 for the
+        reference before tuning. A group tuned at several workload keys gives a dict
+        key -> index, unless `workload` names one key."""
+        self._check_open()
+        if workload is not None:
+            key = tuple(int(w) for w in ([workload] if isinstance(workload, int) else workload))
+            if key not in group.keys:
+                known = ", ".join(str(list(k)) for k in group.keys) or "none"
+                raise ValueError(
+                    f"group {group.qualified_name} has no workload {list(key)} "
+                    f"(its workloads: {known})"
+                )
+            return self.tuner.choice(group.gid, key)[0]
+        if len(group.keys) <= 1:
+            assert group.getter is not None
+            return int(self._invoke(self._functions[group.getter], ()))
+        return {key: self.tuner.choice(group.gid, key)[0] for key in group.keys}
+
     def decisions(self) -> dict[tuple[str, tuple[int, ...]], str]:
-        """Committed choices: (group, workload key) -> variant name."""
+        """What each (group, workload key) runs: committed choices (tuned or from the
+        tuning cache) and choices set by hand -> variant name."""
         out = {}
         for (gid, key), state in self.tuner.states.items():
             if state.decision is not None:
                 group = self.groups[gid]
                 out[(group.qualified_name, key)] = group.variants[state.decision]
+        for (gid, key), variant in self.tuner.manual.items():
+            group = self.groups[gid]
+            out[(group.qualified_name, key)] = group.variants[variant]
         return out
 
     def stats(self) -> list[dict]:

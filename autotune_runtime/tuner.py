@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,6 +78,9 @@ class GroupInfo:
     setter: str | None = None
     """Exported function that sets an `explicit` group's choice (`getter` reads it)."""
     getter: str | None = None
+    keys: tuple[Key, ...] = ()
+    """The workload keys `__autotune` / `__autotune_init` tune (static keys and the
+    group's `workloads` samples); empty for a dynamic group without `workloads`."""
 
     @property
     def qualified_name(self) -> str:
@@ -96,6 +100,20 @@ class GroupInfo:
             params=dict(entry.get("params", {})),
             setter=entry.get("setter"),
             getter=entry.get("getter"),
+            keys=tuple(tuple(int(v) for v in k) for k in entry.get("keys", [])),
+        )
+
+    def variant_index(self, variant: object) -> int:
+        """The index of a variant given by index or by name; anything else is a
+        `ValueError` naming the group and the accepted values."""
+        if isinstance(variant, str) and variant in self.variants:
+            return self.variants.index(variant)
+        if isinstance(variant, int | np.integer) and not isinstance(variant, bool | np.bool_):
+            if 0 <= int(variant) < len(self.variants):
+                return int(variant)
+        accepted = ", ".join(f"{i} ({name})" for i, name in enumerate(self.variants))
+        raise ValueError(
+            f"group {self.qualified_name} has no variant {variant!r}; accepted: {accepted}"
         )
 
 
@@ -173,6 +191,15 @@ class Tuner:
         """Keys decided per group in this process (a warm start is looked for again when
         this changes)."""
         self.in_flight: tuple[int, Key, int] | None = None
+        self.manual: dict[tuple[int, Key], int] = {}
+        """Choices set by hand (an `explicit` group's setter), per key: they are what the
+        module's calls run until `__autotune` stores its decisions."""
+        self.restoring = False
+        """While set, `select` only answers from the tuning cache and measures nothing:
+        (the cached decision or -1, committed). `__autotune` run so stores the cached
+        decisions of `explicit` groups, and -1 (the reference) for the other keys."""
+        self.observer: Callable[[int, Key], None] | None = None
+        """Called with (group, key) after each timed run and each commit."""
 
     def rule_for(self, gid: int) -> StopRule:
         return self.rule.with_overrides(self.groups[gid].params)
@@ -277,6 +304,8 @@ class Tuner:
     def select(self, gid: int, key: Key) -> tuple[int, bool, bool]:
         """The variant to run next, whether the choice is final, and whether the run
         should be compared with the reference's on the same inputs."""
+        if self.restoring:
+            return self._restore(gid, key), True, False
         state = self.state(gid, key)
         if state.decision is not None:
             return state.decision, True, False
@@ -300,11 +329,38 @@ class Tuner:
         self.in_flight = (gid, key, variant)
         return variant, False, variant != reference and variant not in state.validated
 
+    def _restore(self, gid: int, key: Key) -> int:
+        """The committed (or cached) decision of a key, -1 when there is none; a key
+        without one is left without state."""
+        known = (gid, key) in self.states
+        decision = self.state(gid, key).decision
+        if decision is None and not known:
+            del self.states[(gid, key)]
+        return -1 if decision is None else decision
+
     def record(self, gid: int, variant: int, elapsed_ns: float, key: Key) -> None:
         state = self.state(gid, key)
         self.in_flight = None
         if 0 <= variant < len(state.variants):
             state.variants[variant].add(elapsed_ns, self.rule_for(gid).warmup)
+        if self.observer is not None:
+            self.observer(gid, key)
+
+    def set_choice(self, gid: int, variant: int) -> None:
+        """A choice set by hand for every key of a group (what its setter stores)."""
+        for key in self.groups[gid].keys:
+            self.manual[(gid, key)] = variant
+
+    def choice(self, gid: int, key: Key) -> tuple[int, str]:
+        """What a call of an `explicit` / `init` group at this key runs, as far as this
+        process set it: (variant, how) with how one of "set" (by hand), "cache", "tuned",
+        or (-1, "none") when nothing was stored (the reference runs)."""
+        if (gid, key) in self.manual:
+            return self.manual[(gid, key)], "set"
+        state = self.states.get((gid, key))
+        if state is None or state.decision is None:
+            return -1, "none"
+        return state.decision, "cache" if state.from_cache else "tuned"
 
     def fail_in_flight(self, reason: str) -> str | None:
         """The variant whose run was under way failed: exclude it. Returns its name, or
@@ -384,6 +440,8 @@ class Tuner:
     def _commit(self, gid: int, key: Key, state: KeyState, winner: int) -> None:
         state.decision = winner
         self.decisions_made[gid] = self.decisions_made.get(gid, 0) + 1
+        if self.observer is not None:
+            self.observer(gid, key)
         if self.cache is None:
             return
         group = self.groups[gid]

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +65,15 @@ def vmfbs(tmp_path_factory) -> dict[str, Path]:
         # The tagged variants disagree on purpose; the tolerance lets them all be measured.
         "online": compile(tagged_module(group_attrs=TOLERANT)),
         "explicit": compile(tagged_module(group_attrs='{policy = "explicit", tolerance = 10.0}')),
+        "explicit_sizes": compile(
+            tagged_module(
+                dynamic=True,
+                group_attrs='{policy = "explicit", tolerance = 10.0, workloads = [[16], [64]]}',
+            )
+        ),
+        "explicit_dynamic": compile(
+            tagged_module(dynamic=True, group_attrs='{policy = "explicit", tolerance = 10.0}')
+        ),
         "dynamic": compile(tagged_module(dynamic=True, group_attrs=TOLERANT)),
         "scalars": compile_lowered(SCALARS),
     }
@@ -84,7 +96,20 @@ def tuned_cache(vmfbs, tmp_path) -> Path:
 # --- run ----------------------------------------------------------------------------------
 
 
-def test_run_prints_each_explored_variant_and_the_group_state(vmfbs):
+TIMING = re.compile(
+    r"timing: (\d+) calls?, per call \((µs|ms|s)\): min ([\d.]+), median ([\d.]+), "
+    r"mean ([\d.]+), p90 ([\d.]+), max ([\d.]+)"
+)
+
+
+def timing(line: str) -> tuple[int, np.ndarray]:
+    """(calls, [min, median, mean, p90, max]) of a `timing:` line."""
+    match = TIMING.fullmatch(line)
+    assert match is not None, line
+    return int(match.group(1)), np.array([float(match.group(i)) for i in range(3, 8)])
+
+
+def test_run_repeat_prints_the_result_once_and_a_timing_summary(vmfbs):
     result = cli(
         "run",
         vmfbs["online"],
@@ -98,14 +123,46 @@ def test_run_prints_each_explored_variant_and_the_group_state(vmfbs):
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "EXEC @run [1/12]" and "EXEC @run [12/12]" in lines
-    results = [line for line in lines if line.startswith("result[0]: ")]
-    # Variant k adds k + 1; 12 calls explore all three (the order is the tuner's business).
-    tags = [int(line.removeprefix("result[0]: 16xf32=").split()[0]) for line in results]
-    assert results == [f"result[0]: 16xf32={' '.join([str(t)] * 16)}" for t in tags]
-    assert set(tags) == {1, 2, 3}
-    assert tags[0] == 1  # the reference variant runs first
+    assert lines[0] == "EXEC @run" and lines.count("EXEC @run") == 1
+    results = [line for line in lines if line.startswith("result[")]
+    assert len(results) == 1
+    # Variant k adds k + 1: the 12 calls explore the three, so other calls returned
+    # other values than the last one, which is the one shown.
+    (note,) = [line for line in lines if line.startswith("note: ")]
+    differ = int(note.removeprefix("note: ").split()[0])
+    assert 1 <= differ <= 11, note
+    assert (
+        note == f"note: {differ} of the 12 calls returned other results than the last (shown above)"
+    )
+    (line,) = [line for line in lines if line.startswith("timing: ")]
+    calls, (low, median, mean, p90, high) = timing(line)
+    assert calls == 12
+    assert low <= median <= p90 <= high and low <= mean <= high and low > 0
     assert lines[-1] == "autotune: tagged::add workload []: exploring (12 calls)"
+
+
+def test_run_repeat_of_a_decided_group_returns_the_same_result(vmfbs, tuned_cache):
+    (entry,) = TuningCache(tuned_cache).entries()
+    tag = int(entry.variant[1:]) + 1
+    result = cli(
+        "run",
+        vmfbs["explicit"],
+        "--input",
+        "16xf32=0",
+        "--repeat",
+        "5",
+        "--cache",
+        tuned_cache,
+        *DEVICE,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["EXEC @run", f"result[0]: 16xf32={' '.join([str(tag)] * 16)}"]
+    assert timing(lines[2])[0] == 5
+    assert lines[3:] == [f"autotune: tagged::add workload []: {entry.variant} (from cache)"]
+    # One call: no timing line, as iree-run-module prints it.
+    once = cli("run", vmfbs["explicit"], "--input", "16xf32=0", "--cache", tuned_cache, *DEVICE)
+    assert [line for line in once.stdout.splitlines() if line.startswith("timing")] == []
 
 
 def test_run_values_and_the_function_default(vmfbs):
@@ -247,7 +304,8 @@ def test_a_run_after_tuning_uses_the_stored_decision(vmfbs, tuned_cache):
     )
     assert result.returncode == 0, result.stderr
     results = [line for line in result.stdout.splitlines() if line.startswith("result[0]")]
-    assert results == [f"result[0]: 16xf32={' '.join([str(tag)] * 16)}"] * 2
+    assert results == [f"result[0]: 16xf32={' '.join([str(tag)] * 16)}"]
+    assert "note:" not in result.stdout  # both calls ran the cached decision
     assert f"autotune: tagged::add workload []: {entry.variant} (from cache)" in result.stdout
 
 
@@ -285,6 +343,175 @@ def test_tune_without_entry_point_fails(vmfbs, tmp_path):
         "no groups",
     )
     assert not path.exists() or decisions(path) == set()
+
+
+def test_tune_without_a_terminal_states_the_counts_and_draws_no_bar(vmfbs, tmp_path):
+    path = tmp_path / "c.sqlite3"
+    result = cli("tune", vmfbs["explicit_sizes"], *DEVICE, "--cache", path)
+    assert result.returncode == 0, result.stderr
+    for text in (result.stdout, result.stderr):
+        assert "\x1b" not in text and "\r" not in text
+    # One line on standard error: 1 group x 2 keys x 3 variants, all settled.
+    (line,) = result.stderr.splitlines()
+    match = re.fullmatch(
+        r"tuning 1 group, 2 workload keys \(6 variants\): 6/6 in [\d.]+ s, (\d+) samples", line
+    )
+    assert match is not None, line
+    runs = sum(v["runs"] for e in TuningCache(path).entries() for v in e.stats["variants"])
+    assert int(match.group(1)) == runs
+    # Everything found in the cache: nothing to tune, no progress line.
+    again = cli("tune", vmfbs["explicit_sizes"], *DEVICE, "--cache", path)
+    assert again.returncode == 0 and again.stderr == ""
+
+
+def test_terminal_progress_shows_counts_and_samples():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from autotune_runtime.progress import TerminalProgress
+
+    out = StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    with TerminalProgress(console) as progress:
+        progress.phase("tuning 1 group, 2 workload keys (6 variants)", 6)
+        progress.update(4, "17 samples")
+        progress.bars.refresh()
+    text = out.getvalue()
+    assert "4/6" in text and "17 samples" in text and "eta" in text
+    quiet = StringIO()
+    with TerminalProgress(Console(file=quiet, force_terminal=False)) as progress:
+        progress.phase("tuning", 6)
+        progress.update(6, "30 samples")
+    assert quiet.getvalue() == ""  # the line goes to standard error, not to the console
+
+
+# --- the explicit policy from the command line -----------------------------------------------
+
+
+def pin_decisions(path: Path, variants: dict[tuple, str]) -> None:
+    """Overwrite the decisions of a tuned cache: workload key -> variant."""
+    cache = TuningCache(path)
+    try:
+        for entry in list(cache.entries()):
+            if entry.key.workload in variants:
+                cache.put(replace(entry, variant=variants[entry.key.workload]))
+    finally:
+        cache.close()
+
+
+def tags(result: subprocess.CompletedProcess[str]) -> list[int]:
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("result[0]: ")]
+    return [int(float(line.split("=", 1)[1].split()[0])) for line in lines]
+
+
+def test_run_applies_cached_explicit_decisions(vmfbs, tuned_cache):
+    pin_decisions(tuned_cache, {(): "v2"})  # not the reference, whatever tuning chose
+    result = cli("run", vmfbs["explicit"], "--input", "16xf32=0", "--cache", tuned_cache, *DEVICE)
+    assert tags(result) == [3]
+    assert result.stdout.splitlines()[-1] == "autotune: tagged::add workload []: v2 (from cache)"
+    fresh = cli(
+        "run",
+        vmfbs["explicit"],
+        "--input",
+        "16xf32=0",
+        "--cache",
+        tuned_cache.with_name("n.db"),
+        *DEVICE,
+    )
+    assert tags(fresh) == [1]
+    assert fresh.stdout.splitlines()[-1] == (
+        "autotune: tagged::add workload []: v0, the reference (not tuned: iree-autotune tune)"
+    )
+
+
+def test_cached_explicit_decisions_apply_per_size(vmfbs, tmp_path):
+    path = tmp_path / "c.sqlite3"
+    assert cli("tune", vmfbs["explicit_sizes"], *DEVICE, "--cache", path).returncode == 0
+    pin_decisions(path, {(16,): "v2", (64,): "v1"})
+    run = ("run", vmfbs["explicit_sizes"], "--cache", path, *DEVICE)
+    assert tags(cli(*run, "--input", "16xf32=0")) == [3]
+    assert tags(cli(*run, "--input", "64xf32=0")) == [2]
+    assert tags(cli(*run, "--input", "32xf32=0")) == [1]  # not a tuned size: the reference
+    getter = cli(*run, "--function", "__autotune_get_tagged_add")
+    assert getter.returncode == 0, getter.stderr
+    assert getter.stdout.splitlines() == [
+        "EXEC @__autotune_get_tagged_add",
+        "result[0] workload [16]: i32=2",
+        "result[0] workload [64]: i32=1",
+        "autotune: tagged::add workload [16]: v2 (from cache)",
+        "autotune: tagged::add workload [64]: v1 (from cache)",
+    ]
+
+
+def test_set_is_what_run_runs(vmfbs, tuned_cache):
+    pin_decisions(tuned_cache, {(): "v1"})
+    run = ("run", vmfbs["explicit"], "--cache", tuned_cache, *DEVICE)
+    result = cli(*run, "--input", "16xf32=0", "--set", "tagged::add=v2")
+    assert tags(result) == [3]  # over the cached v1
+    assert result.stdout.splitlines()[-1] == "autotune: tagged::add workload []: v2 (set)"
+    assert tags(cli(*run, "--input", "16xf32=0", "--set", "add=0")) == [1]
+    getter = cli(*run, "--function", "__autotune_get_tagged_add", "--set", "add=2")
+    assert getter.stdout.splitlines()[:2] == ["EXEC @__autotune_get_tagged_add", "result[0]: i32=2"]
+    # The sizes of a group with several: all of them.
+    sizes = ("run", vmfbs["explicit_sizes"], "--cache", tuned_cache, *DEVICE, "--set", "add=v1")
+    assert tags(cli(*sizes, "--input", "64xf32=0")) == [2]
+    assert cli(*sizes, "--function", "__autotune_get_tagged_add").stdout.splitlines()[1:3] == [
+        "result[0] workload [16]: i32=1",
+        "result[0] workload [64]: i32=1",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (
+            ("--function", "__autotune_set_tagged_add", "--input", "i32=7"),
+            ("group tagged::add has no variant 7", "accepted: 0 (v0), 1 (v1), 2 (v2)"),
+        ),
+        (
+            ("--function", "__autotune_set_tagged_add", "--input", "i32=-5"),
+            ("group tagged::add has no variant -5", "accepted: 0 (v0), 1 (v1), 2 (v2)"),
+        ),
+        (("--set", "add=v9"), ("group tagged::add has no variant 'v9'", "2 (v2)")),
+        (("--set", "add=3"), ("group tagged::add has no variant 3", "2 (v2)")),
+        (("--set", "mul=v1"), ("no group named mul", "explicit groups: tagged::add")),
+        (("--set", "add"), ("expected GROUP=VARIANT", "explicit groups: tagged::add")),
+    ],
+)
+def test_out_of_range_variants_are_refused(vmfbs, tmp_path, args, fragments):
+    inputs = () if "--function" in args else ("--input", "16xf32=0")
+    cache = ("--cache", tmp_path / "c.db")
+    assert_error(cli("run", vmfbs["explicit"], *inputs, *args, *cache, *DEVICE), *fragments)
+
+
+def test_set_needs_an_explicit_group(vmfbs, tmp_path):
+    result = cli("run", vmfbs["online"], "--input", "16xf32=0", "--set", "add=v1", *DEVICE)
+    assert_error(result, "group tagged::add has the online policy", "explicit groups: none")
+
+
+def test_a_dynamic_group_without_workloads_says_so(vmfbs, tmp_path):
+    path = tmp_path / "c.sqlite3"
+    result = cli("tune", vmfbs["explicit_dynamic"], *DEVICE, "--cache", path)
+    assert result.returncode == 0, result.stderr
+    (warning,) = result.stderr.splitlines()
+    assert warning.startswith(
+        "warning: group tagged::add has dynamic shapes and no `workloads`: 0 workload keys were "
+        "tuned and its calls run the reference variant v0; give the sizes to tune for on the "
+        "group (`workloads = [[...], ...]`, 1 value(s) each"
+    ), warning
+    assert result.stdout.startswith("tuned 0 group/workload key(s)")
+    run = cli("run", vmfbs["explicit_dynamic"], "--input", "4xf32=0", "--cache", path, *DEVICE)
+    assert tags(run) == [1]
+    assert run.stdout.splitlines()[-1] == (
+        "autotune: tagged::add: v0, the reference (no workloads to tune: dynamic shapes and no "
+        "`workloads` on the group)"
+    )
+    assert_error(
+        cli("run", vmfbs["explicit_dynamic"], "--input", "4xf32=0", "--set", "add=v1", *DEVICE),
+        "group tagged::add has no workload keys to set a variant for",
+    )
 
 
 # --- report -------------------------------------------------------------------------------
@@ -478,6 +705,21 @@ def test_export_writes_atomically(tuned_cache, tmp_path):
     target.write_text("old")
     assert cli("cache", "export", target, "--cache", tuned_cache).returncode == 0
     assert json.loads(target.read_text())["decisions"][0]["group"] == "tagged::add"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640)])
+def test_exports_and_plots_are_created_with_the_umask(tuned_cache, tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        export = cli("cache", "export", tmp_path / "e.json", "--cache", tuned_cache)
+        plot = cli("report", "--cache", tuned_cache, "--plot", tmp_path / "p.png")
+    finally:
+        os.umask(old)
+    assert export.returncode == 0 and plot.returncode == 0, (export.stderr, plot.stderr)
+    assert (tmp_path / "e.json").stat().st_mode & 0o777 == mode
+    assert (tmp_path / "p.png").stat().st_mode & 0o777 == mode
+    assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 

@@ -1,0 +1,122 @@
+"""`iree-autotune report | cache export | cache import | cache clear`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from autotune_dialect.diagnostics import DiagnosticError
+from autotune_runtime.cache import EXPORT_FORMAT, SCHEMA_VERSION
+from autotune_runtime.cli_common import cache_path, command, console, write_output
+
+# --- report ---------------------------------------------------------------------------------
+
+
+@command
+def cmd_report(args: argparse.Namespace) -> int:
+    from autotune_runtime.cache import TuningCache
+    from autotune_runtime.report import panels_from_entries, variant_table, write_plot
+
+    if args.tuning is not None:
+        from autotune_model.report import show_report
+
+        return show_report(args.tuning, args.plot)
+    path = cache_path(args)
+    if not path.exists():
+        print(f"no tuning decisions: {path} does not exist" + _no_plot(args))
+        return 0
+    cache = TuningCache(path)
+    try:
+        panels = panels_from_entries(cache.entries())
+    finally:
+        cache.close()
+    if not panels:
+        print(f"no tuning decisions in {path}" + _no_plot(args))
+        return 0
+    out = console()
+    for panel in panels:
+        out.print(variant_table(panel))
+    if args.plot:
+        try:
+            write_plot(panels, args.plot)
+        except OSError as err:
+            raise DiagnosticError(f"cannot write {args.plot}: {err.strerror or err}") from None
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def _no_plot(args: argparse.Namespace) -> str:
+    return " (no plot written)" if args.plot else ""
+
+
+# --- cache ----------------------------------------------------------------------------------
+
+
+@command
+def cmd_cache_export(args: argparse.Namespace) -> int:
+    from autotune_runtime.cache import TuningCache
+
+    path = cache_path(args)
+    if path.exists():
+        cache = TuningCache(path)
+        try:
+            data = cache.export()
+        finally:
+            cache.close()
+    else:
+        data = {"format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION, "decisions": []}
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    count = len(data["decisions"])
+    if args.file == "-":
+        sys.stdout.write(text)
+        print(f"exported {count} decision(s) from {path}", file=sys.stderr)
+    else:
+        write_output(args.file, text)
+        print(f"exported {count} decision(s) from {path} to {args.file}")
+    return 0
+
+
+@command
+def cmd_cache_import(args: argparse.Namespace) -> int:
+    from autotune_runtime.cache import TuningCache
+
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    except OSError as err:
+        raise DiagnosticError(f"cannot read {args.file}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise DiagnosticError(f"{args.file} is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DiagnosticError(f"{args.file} is not JSON ({err})") from None
+    path = cache_path(args)
+    cache = TuningCache(path)
+    try:
+        count = cache.import_(data)  # all or nothing
+        total = sum(1 for _ in cache.entries())
+    except ValueError as err:
+        raise DiagnosticError(f"{args.file}: {err}") from None
+    finally:
+        cache.close()
+    print(f"read {count} decision(s) from {args.file} into {path} (now {total} in the cache)")
+    return 0
+
+
+@command
+def cmd_cache_clear(args: argparse.Namespace) -> int:
+    from autotune_runtime.cache import TuningCache
+
+    path = cache_path(args)
+    if not path.exists():
+        print(f"removed 0 decisions ({path} does not exist)")
+        return 0
+    cache = TuningCache(path)
+    try:
+        count = cache.clear()
+    finally:
+        cache.close()
+    print(f"removed {count} decision(s) from {path}")
+    return 0

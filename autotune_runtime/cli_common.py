@@ -1,0 +1,92 @@
+"""What the runtime's subcommands share: errors as `DiagnosticError`, warnings as
+`warning:` lines, the cache path, loading a module, the console for tables."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import sqlite3
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from autotune_dialect.diagnostics import DiagnosticError
+from autotune_runtime.cache import CacheWarning, default_path
+from autotune_runtime.files import write_atomically
+from autotune_runtime.values import InputError, one_line
+
+DEFAULT_DEVICE = "local-task"
+
+
+def _show_warning(original, message, category, filename, lineno, file=None, line=None):
+    """Warnings of the runtime (the cache's, tuning's) as one `warning:` line each."""
+    if issubclass(category, CacheWarning) or category.__module__.startswith("autotune_runtime"):
+        print(f"warning: {message}", file=sys.stderr)
+    else:
+        original(message, category, filename, lineno, file, line)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", CacheWarning)
+        warnings.showwarning = functools.partial(_show_warning, warnings.showwarning)
+        yield
+
+
+def command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Run a command with cache warnings as `warning:` lines and errors as `DiagnosticError`."""
+
+    @functools.wraps(run)
+    def wrapper(args: argparse.Namespace) -> int:
+        with _warnings_as_lines():
+            try:
+                return run(args)
+            except DiagnosticError:
+                raise
+            except InputError as err:
+                raise DiagnosticError(str(err)) from None
+            except (OSError, ValueError, RuntimeError, KeyError, sqlite3.Error) as err:
+                raise DiagnosticError(one_line(err)) from None
+
+    return wrapper
+
+
+def cache_path(args: argparse.Namespace) -> Path:
+    return Path(args.cache) if args.cache else default_path()
+
+
+def load_module(args: argparse.Namespace):
+    from autotune_runtime.session import load
+
+    path = Path(args.module)
+    if not path.is_file():
+        raise DiagnosticError(f"cannot read {path}: no such file")
+    try:
+        return load(path, device=args.device, cache=args.cache)
+    except (ValueError, RuntimeError, OSError) as err:
+        raise DiagnosticError(f"cannot load {path} on {args.device}: {one_line(err)}") from None
+
+
+def write_output(path: str, data: str | bytes) -> None:
+    """An output file, written whole or not at all (`files.atomic_output`)."""
+    try:
+        write_atomically(path, data)
+    except OSError as err:
+        raise DiagnosticError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def workload_text(values) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def console():
+    """A console for tables on standard output (wide enough when it is not a terminal)."""
+    from rich.console import Console
+
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out.width = max(out.width, 120)
+    return out

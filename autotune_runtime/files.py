@@ -1,0 +1,43 @@
+"""Output files written whole or not at all, with the permissions of any new file."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path) -> Iterator[Path]:
+    """A temporary file next to `path` to write the output into; it replaces `path` when
+    the block ends without an exception, and is removed otherwise.
+
+    The temporary file is created as `open` creates files (mode 0666 less the umask), not
+    0600 as `tempfile.mkstemp` would, so the output is readable as any other file the user
+    writes. Raises `OSError` when the folder cannot be written."""
+    target = Path(path)
+    while True:
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        break
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomically(path: str | Path, data: str | bytes) -> None:
+    """Write `data` (text as UTF-8) to `path` through `atomic_output`."""
+    with atomic_output(path) as tmp:
+        if isinstance(data, bytes):
+            tmp.write_bytes(data)
+        else:
+            tmp.write_text(data, encoding="utf-8")

@@ -1,0 +1,296 @@
+"""`iree-autotune run | tune`: call a function with tuning active, run `__autotune`."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import time
+
+import numpy as np
+
+from autotune_dialect.diagnostics import DiagnosticError
+from autotune_runtime import interface
+from autotune_runtime.cli_common import command, console, load_module, workload_text
+from autotune_runtime.tuner import GroupInfo, Key, Tuner
+from autotune_runtime.values import (
+    Input,
+    InputError,
+    ValueType,
+    check_arguments,
+    format_value,
+    one_line,
+    parse_input,
+    signature,
+)
+
+# --- run ------------------------------------------------------------------------------------
+
+
+@command
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.repeat < 1:
+        raise DiagnosticError(f"--repeat must be at least 1, got {args.repeat}")
+    inputs = []
+    for spec in args.input:
+        try:
+            inputs.append(Input(spec, parse_input(spec)))
+        except InputError as err:
+            raise DiagnosticError(f"--input {spec!r}: {err}") from None
+    module = load_module(args)
+    try:
+        name = _function_name(module, args)
+        for spec in args.set:
+            _set_variant(module, spec)
+        types = signature(module.module, name)
+        call_args = check_arguments(name, inputs, None if types is None else types[0])
+        function = module.function(name)
+        times: list[int] = []
+        digests: list[str] = []
+        for _ in range(args.repeat):
+            start = time.perf_counter_ns()
+            try:
+                results = function(*call_args)
+            except (ValueError, RuntimeError) as err:
+                raise DiagnosticError(f"calling @{name} failed: {one_line(err)}") from None
+            times.append(time.perf_counter_ns() - start)
+            if args.repeat > 1:
+                digests.append(_digest(results))
+        print(f"EXEC @{name}")
+        _print_results(results, types[1] if types is not None else [])
+        if args.repeat > 1:
+            differ = sum(d != digests[-1] for d in digests)
+            if differ:
+                print(
+                    f"note: {differ} of the {args.repeat} calls returned other results than "
+                    "the last (shown above)"
+                )
+            print(timing_summary(times))
+        _print_group_summary(module)
+    finally:
+        module.close()
+    return 0
+
+
+def _function_name(module, args: argparse.Namespace) -> str:
+    public = [n for n in module.function_names if not n.startswith("__")]
+    name = args.function
+    if name is None:
+        if len(public) != 1:
+            raise DiagnosticError(
+                "--function is required; the module exports: " + (", ".join(public) or "none")
+            )
+        return public[0]
+    if name not in module.function_names:
+        raise DiagnosticError(
+            f"no function '{name}' in {args.module}; it exports: " + (", ".join(public) or "none")
+        )
+    return name
+
+
+def _set_variant(module, spec: str) -> None:
+    """`--set GROUP=VARIANT`: an explicit group's choice, through its setter."""
+    group_name, sep, variant = spec.partition("=")
+    group_name, variant = group_name.strip(), variant.strip()
+    settable = [g for g in module.groups.values() if g.setter is not None]
+    names = ", ".join(g.qualified_name for g in settable) or "none"
+    if not sep or not group_name or not variant:
+        raise DiagnosticError(f"--set {spec!r}: expected GROUP=VARIANT (explicit groups: {names})")
+    found = [g for g in module.groups.values() if group_name in (g.qualified_name, g.name)]
+    if len(found) != 1:
+        what = "no group" if not found else "more than one group"
+        raise DiagnosticError(
+            f"--set {spec!r}: {what} named {group_name} (explicit groups: {names})"
+        )
+    (group,) = found
+    if group.setter is None:
+        raise DiagnosticError(
+            f"--set {spec!r}: group {group.qualified_name} has the {group.policy} policy; only "
+            f"groups with the explicit policy can be set (explicit groups: {names})"
+        )
+    choice: int | str = int(variant) if variant.lstrip("-").isdigit() else variant
+    try:
+        module.function(group.setter)(choice)
+    except ValueError as err:
+        raise DiagnosticError(f"--set {spec!r}: {err}") from None
+
+
+def _digest(results) -> str:
+    """A digest of one call's results (to tell calls that returned other values)."""
+    digest = hashlib.sha256()
+    for value in results if isinstance(results, tuple) else (results,):
+        if isinstance(value, np.ndarray):
+            digest.update(f"{value.dtype}{value.shape}".encode())
+            digest.update(np.ascontiguousarray(value).tobytes())
+        else:
+            digest.update(repr(value).encode())
+    return digest.hexdigest()
+
+
+def _print_results(results, declared: list[ValueType]) -> None:
+    if results is None:
+        results = ()
+    elif not isinstance(results, tuple):
+        results = (results,)
+    for i, result in enumerate(results):
+        value_type = declared[i] if i < len(declared) else None
+        if isinstance(result, dict):  # a getter's choice per workload key
+            for key, value in result.items():
+                print(
+                    f"result[{i}] workload {workload_text(key)}: {format_value(value, value_type)}"
+                )
+        else:
+            print(f"result[{i}]: {format_value(result, value_type)}")
+
+
+def timing_summary(times_ns: list[int]) -> str:
+    """`timing: N calls, per call (UNIT): min .., median .., mean .., p90 .., max ..`."""
+    times = np.asarray(times_ns, dtype=np.float64)
+    median = float(np.median(times))
+    scale, unit, digits = (
+        (1e3, "µs", 1) if median < 1e6 else (1e6, "ms", 2) if median < 1e9 else (1e9, "s", 2)
+    )
+    parts = [
+        ("min", float(times.min())),
+        ("median", median),
+        ("mean", float(times.mean())),
+        ("p90", float(np.percentile(times, 90))),
+        ("max", float(times.max())),
+    ]
+    text = ", ".join(f"{label} {value / scale:.{digits}f}" for label, value in parts)
+    return f"timing: {_calls(len(times))}, per call ({unit}): {text}"
+
+
+def _calls(count: int) -> str:
+    return f"{count} call" if count == 1 else f"{count} calls"
+
+
+def _print_group_summary(module) -> None:
+    stats: dict[str, list[dict]] = {}
+    for item in module.stats():
+        stats.setdefault(item["group"], []).append(item)
+    for group in module.groups.values():
+        if group.policy == "explicit" and (group.keys or group.workload_arity > 0):
+            _print_explicit(module.tuner, group)
+            continue
+        items = stats.get(group.qualified_name, [])
+        if not items:
+            print(f"autotune: {group.qualified_name}: not called")
+        for item in items:
+            where = f"{item['group']} workload {workload_text(item['workload'])}"
+            if item["decision"] is None:
+                state = f"exploring ({_calls(item['explored_calls'])})"
+            elif item["from_cache"]:
+                state = f"{item['decision']} (from cache)"
+            else:
+                state = f"{item['decision']} (decided after {_calls(item['explored_calls'])})"
+            print(f"autotune: {where}: {state}")
+
+
+def _print_explicit(tuner: Tuner, group: GroupInfo) -> None:
+    """What an explicit group's calls run at each key: a decision (from the cache, tuned),
+    a choice set by hand, or the reference (not tuned)."""
+    reference = group.variants[group.reference]
+    if not group.keys:
+        print(
+            f"autotune: {group.qualified_name}: {reference}, the reference (no workloads to "
+            "tune: dynamic shapes and no `workloads` on the group)"
+        )
+        return
+    for key in group.keys:
+        variant, how = tuner.choice(group.gid, key)
+        where = f"{group.qualified_name} workload {workload_text(key)}"
+        if how == "none":
+            state = f"{reference}, the reference (not tuned: iree-autotune tune)"
+        else:
+            source = {"set": "set", "cache": "from cache", "tuned": "tuned"}[how]
+            state = f"{group.variants[variant]} ({source})"
+        print(f"autotune: {where}: {state}")
+
+
+# --- tune -----------------------------------------------------------------------------------
+
+
+class _TuneTracker:
+    """Follows `__autotune` for the progress bar: variants settled (eliminated, or their
+    key decided) out of every variant of the keys to tune, and samples taken."""
+
+    def __init__(self, module, todo: list[tuple[int, Key]], progress) -> None:
+        self.tuner: Tuner = module.tuner
+        self.progress = progress
+        self.per_key = dict.fromkeys(todo, (0, 0))
+        self.done = self.runs = 0
+
+    def __call__(self, gid: int, key: Key) -> None:
+        if (gid, key) not in self.per_key:
+            return
+        state = self.tuner.states[(gid, key)]
+        if state.decision is not None:
+            done = len(state.variants)
+        else:
+            done = sum(v.eliminated for v in state.variants)
+        runs = sum(v.runs for v in state.variants)
+        old_done, old_runs = self.per_key[(gid, key)]
+        self.per_key[(gid, key)] = (done, runs)
+        self.done += done - old_done
+        self.runs += runs - old_runs
+        self.progress.update(self.done, f"{self.runs} samples")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def keys_to_tune(module) -> list[tuple[int, Key]]:
+    """(group, key) of the explicit groups that `__autotune` still has to measure."""
+    todo = []
+    for gid, group in module.groups.items():
+        if group.policy == "explicit":
+            for key in group.keys:
+                state = module.tuner.states.get((gid, key))
+                if state is None or state.decision is None:
+                    todo.append((gid, key))
+    return todo
+
+
+@command
+def cmd_tune(args: argparse.Namespace) -> int:
+    from autotune_runtime.progress import TerminalProgress
+    from autotune_runtime.report import decision_table, panels_from_stats
+
+    module = load_module(args)
+    try:
+        if module.tune_function is None:
+            what = "groups tune online as they run" if module.groups else "it has no groups"
+            raise DiagnosticError(
+                f"{args.module} has no {interface.TUNE_FUNCTION} entry point (no group with the "
+                f"explicit policy; {what})"
+            )
+        todo = keys_to_tune(module)
+        start = time.perf_counter()
+        with TerminalProgress() as progress:
+            if todo:
+                groups = len({gid for gid, _ in todo})
+                variants = sum(len(module.groups[gid].variants) for gid, _ in todo)
+                progress.phase(
+                    f"tuning {_plural(groups, 'group')}, {_plural(len(todo), 'workload key')} "
+                    f"({_plural(variants, 'variant')})",
+                    variants,
+                )
+                module.tuner.observer = _TuneTracker(module, todo, progress)
+            try:
+                module.tune()
+            except (ValueError, RuntimeError) as err:
+                raise DiagnosticError(f"tuning failed: {one_line(err)}") from None
+            finally:
+                module.tuner.observer = None
+        elapsed = time.perf_counter() - start
+        panels = panels_from_stats(module.stats())
+        cache = module.cache
+        stored = cache is not None and cache.persistent
+        where = f"; decisions stored in {cache.path}" if stored else "; decisions not stored"
+        print(f"tuned {len(panels)} group/workload key(s) in {elapsed:.2f} s{where}")
+        if panels:
+            console().print(decision_table(panels))
+    finally:
+        module.close()
+    return 0
