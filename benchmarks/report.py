@@ -21,6 +21,7 @@ TITLES = {
     "B6": "memory",
     "B7": "tuning a whole model",
     "B8": "warm start over sizes",
+    "B9": "lowering throughput",
 }
 
 MEANINGS = {
@@ -32,6 +33,7 @@ MEANINGS = {
     "B6": "peak RSS, tuned run / static run (1000 calls)",
     "B7": "end-to-end time, tuned module / stock build (geometric mean, 4 models)",
     "B8": "time of a shuffled stream over 40 sizes, warm start / each size's best always",
+    "B9": "`iree-autotune lower` / `iree-opt` wall time on the same 5 MB file",
 }
 
 
@@ -136,6 +138,15 @@ def reading(case: dict) -> str:
             f"sizes in phases, {over['phased']['warm']:.2f}x and "
             f"{over['phased']['scratch']:.2f}x. The best variant changes "
             f"{d['best_changes']} times over the sizes. Goal ≤ 1.10: {goal}."
+        )
+    if cid == "B9":
+        goal = "met" if r <= d["goal"] else f"**missed** by {r / d['goal']:.1f}x"
+        stages = ", ".join(f"{k} {v:.1f} s" for k, v in d["stages_s"].items())
+        return (
+            f"Lowering {d['input_mb']:.1f} MB ({d['groups']} groups) takes {d['lower_s']:.1f} s "
+            f"({d['lower_s_per_mb']:.1f} s per MB) where `iree-opt` reads and prints it in "
+            f"{d['iree_opt_s']:.2f} s: {r:.1f}x. Goal ≤ {d['goal']:.0f}x: {goal}. Stages of one "
+            f"lowering: {stages}; the output is {d['lowered_mb']:.1f} MB."
         )
     return ""
 
@@ -286,6 +297,15 @@ def plot_b8(case: dict, ax) -> None:
     ax.legend(title="variant")
 
 
+def plot_b9(case: dict, ax) -> None:
+    d = case["detail"]
+    stages = d["stages_s"]
+    names = [*stages, "lower (command)", "iree-opt"]
+    ax.bar(names, [*stages.values(), d["lower_s"], d["iree_opt_s"]], color="tab:blue")
+    ax.axhline(d["iree_opt_s"] * d["goal"], color="tab:green", linestyle="--", linewidth=0.8)
+    ax.set_ylabel(f"seconds ({d['input_mb']:.1f} MB input)")
+
+
 PLOTTERS = {
     "B1": plot_b1,
     "B2": plot_b2,
@@ -295,6 +315,7 @@ PLOTTERS = {
     "B6": plot_b6,
     "B7": plot_b7,
     "B8": plot_b8,
+    "B9": plot_b9,
 }
 
 
