@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lowering.triton.bundle import ImportedKernel
-from lowering.triton.loader import load, locate, parse_reference
+from lowering.triton.loader import Reference, load, locate, parse_reference
 from lowering.triton.signature import DIVISIBILITY, KernelSpec, TritonImportError, make_spec
 from lowering.triton.variants import (
     ARCHS,
@@ -50,11 +50,15 @@ def require_triton():
     return triton
 
 
-def _load(text: str, what: str) -> Any:
-    """The object `module.path:NAME` or `file.py:NAME` names: found first, then triton is
-    required (the kernel's module imports it), then the module runs."""
+def _find(text: str, what: str) -> Reference:
+    """The reference `module.path:NAME` or `file.py:NAME`, checked to exist (no triton)."""
     ref = parse_reference(text, what)
     locate(ref)
+    return ref
+
+
+def _load(ref: Reference) -> Any:
+    """The object `ref` names; triton first, which the module imports."""
     require_triton()
     return load(ref)
 
@@ -63,7 +67,7 @@ def load_kernel(kernel: str | Any) -> tuple[Any, list[Config] | None, str]:
     """(JITFunction, the decorator's configs or None, label) for a kernel named
     `module.path:function` or `path/to/file.py:function`, or for a kernel object."""
     if isinstance(kernel, str):
-        obj, label = _load(kernel, "kernel"), kernel
+        obj, label = _load(_find(kernel, "kernel")), kernel
     else:
         obj = kernel
         label = f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__name__', '?')}"
@@ -90,6 +94,12 @@ def load_configs(text: str) -> list[Config]:
     """`--configs`: a JSON list (or one object), a JSON file (`configs.json` or
     `@configs.json`), or a list of `triton.Config`s or dicts named `module.path:NAME` or
     `path/to/file.py:NAME`."""
+    found = _find_configs(text)
+    return found if isinstance(found, list) else _configs_of(_load(found), found)
+
+
+def _find_configs(text: str) -> list[Config] | Reference:
+    """JSON configs, read now, or the reference to a list of configs, found but not run."""
     text = text.strip()
     path = text[1:] if text.startswith("@") else text if text.endswith(".json") else None
     if path is not None:
@@ -97,20 +107,27 @@ def load_configs(text: str) -> list[Config]:
             text = Path(path).read_text()
         except OSError as err:
             raise TritonImportError(f"--configs: cannot read {path}: {err.strerror}") from None
-    if path is not None or text.startswith(("[", "{")):
-        try:
-            data = json.loads(text)
-        except ValueError as err:
+    if path is None and not text.startswith(("[", "{")):
+        if ":" not in text:
             raise TritonImportError(
-                f"--configs: {path or 'the text'} is not valid JSON: {err}"
-            ) from None
-        value = data if isinstance(data, list) else [data]
-    else:
-        value = _load(text, "--configs")
-        if not isinstance(value, list | tuple):
-            raise TritonImportError(
-                f"--configs {text}: expected a list of configs, found {type(value).__name__}"
+                f"--configs '{text}': expected a JSON list, FILE.json, module.path:NAME or "
+                "path/to/file.py:NAME"
             )
+        return _find(text, "--configs")
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise TritonImportError(
+            f"--configs: {path or 'the text'} is not valid JSON: {err}"
+        ) from None
+    return [Config.from_any(c) for c in (data if isinstance(data, list) else [data])]
+
+
+def _configs_of(value: Any, ref: Reference) -> list[Config]:
+    if not isinstance(value, list | tuple):
+        raise TritonImportError(
+            f"--configs {ref.text}: expected a list of configs, found {type(value).__name__}"
+        )
     return [Config.from_any(c) for c in value]
 
 
@@ -282,11 +299,13 @@ def import_triton(
         divisibility=divisibility,
         entry=entry,
     )
-    if isinstance(kernel, str):  # a bad signature is reported before anything is imported
+    # Bad arguments are reported before anything is imported, with or without triton.
+    if isinstance(kernel, str):
+        _find(kernel, "kernel")
         make_spec(kernel, signature, name=name, **options)
+    found = _find_configs(configs) if isinstance(configs, str) else configs
     fn, decorator_configs, label = load_kernel(kernel)
-    if isinstance(configs, str):
-        configs = load_configs(configs)
+    configs = _configs_of(_load(found), found) if isinstance(found, Reference) else found
     if configs is None:
         if decorator_configs is None:
             raise TritonImportError(
