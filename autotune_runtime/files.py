@@ -16,8 +16,13 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
 
     The temporary file is created as `open` creates files (mode 0666 less the umask), not
     0600 as `tempfile.mkstemp` would, so the output is readable as any other file the user
-    writes. Raises `OSError` when the folder cannot be written."""
+    writes. A `path` that exists and is not a regular file (a pipe, `/dev/stdout`, a device)
+    is written in place: renaming over it would replace the pipe or device node itself.
+    Raises `OSError` when the folder cannot be written."""
     target = Path(path)
+    if target.exists() and not target.is_file():
+        yield target
+        return
     while True:
         tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
         try:

@@ -364,7 +364,7 @@ def test_tune_without_a_terminal_states_the_counts_and_draws_no_bar(vmfbs, tmp_p
     assert again.returncode == 0 and again.stderr == ""
 
 
-def test_terminal_progress_shows_counts_and_samples():
+def test_terminal_progress_shows_counts_and_samples(capsys):
     from io import StringIO
 
     from rich.console import Console
@@ -378,12 +378,14 @@ def test_terminal_progress_shows_counts_and_samples():
         progress.update(4, "17 samples")
         progress.bars.refresh()
     text = out.getvalue()
-    assert "4/6" in text and "17 samples" in text and "eta" in text
+    assert "4/6" in text and "17 samples" in text and "eta" in text and "\x1b[" in text
+    assert capsys.readouterr().err == ""  # the bar is the whole of it
     quiet = StringIO()
     with TerminalProgress(Console(file=quiet, force_terminal=False)) as progress:
         progress.phase("tuning", 6)
         progress.update(6, "30 samples")
-    assert quiet.getvalue() == ""  # the line goes to standard error, not to the console
+    assert quiet.getvalue() == ""
+    assert re.fullmatch(r"tuning: 6/6 in \d+\.\d s, 30 samples\n", capsys.readouterr().err)
 
 
 # --- the explicit policy from the command line -----------------------------------------------
@@ -721,6 +723,21 @@ def test_exports_and_plots_are_created_with_the_umask(tuned_cache, tmp_path, uma
     assert (tmp_path / "p.png").stat().st_mode & 0o777 == mode
     assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_an_export_to_a_pipe_writes_into_the_pipe(tuned_cache, tmp_path):
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    result = cli("cache", "export", fifo, "--cache", tuned_cache)
+    reader.join(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(received[0])["decisions"][0]["group"] == "tagged::add"
+    assert fifo.is_fifo()  # still the pipe, not a file renamed over it
 
 
 # --- parsing and printing, in-process ----------------------------------------------------------
