@@ -640,6 +640,24 @@ def test_cli_rebuilds_from_bundles_per_arch(tmp_path):
     assert not (tmp_path / "vecadd.mlir").exists()
 
 
+def test_broken_bundles_are_one_line_errors(tmp_path):
+    shutil.copytree(TRITON / "raw", tmp_path / "raw")
+    data = json.loads(bundle_path("vecadd", "sm_80").read_text())
+    del data["spec"]
+    (tmp_path / "nospec.json").write_text(json.dumps(data))
+    data = json.loads(bundle_path("vecadd", "sm_80").read_text())
+    data["variants"][0]["ptx"] = "bad.ptx.gz"
+    (tmp_path / "bad.ptx.gz").write_bytes(b"not gzip")
+    (tmp_path / "badptx.json").write_text(json.dumps(data))
+    for name, message in [
+        ("nospec.json", f"{tmp_path / 'nospec.json'} is not a valid bundle (no 'spec')"),
+        ("badptx.json", f"cannot read {tmp_path / 'bad.ptx.gz'}: Not a gzipped file (b'no')"),
+    ]:
+        result = _cli("--from-bundle", str(tmp_path / name), "-o", str(tmp_path / "out.mlir"))
+        assert (result.returncode, result.stderr) == (1, f"error: {message}\n")
+    assert not (tmp_path / "out.mlir").exists()
+
+
 def _triton_installed() -> bool:
     try:
         import triton  # noqa: F401

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,9 +170,9 @@ def _read_text(path: Path) -> str:
     """A text file, gunzipped when its name ends in .gz."""
     try:
         raw = path.read_bytes()
-    except OSError as err:
-        raise TritonImportError(f"cannot read {path}: {err.strerror}") from None
-    return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode()
+        return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode()
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as err:
+        raise TritonImportError(f"cannot read {path}: {err.strerror or err}") from None
 
 
 def _write_atomic(path: Path, data: str) -> None:

@@ -123,9 +123,9 @@ class Variant:
         """Bytes of dynamic shared memory."""
         return int(self.metadata.get("shared") or 0)
 
-    def to_json(self, ptx_path: str | None = None) -> dict[str, Any]:
-        """The variant as a bundle stores it, naming its PTX file `ptx_path`."""
-        out: dict[str, Any] = {
+    def to_json(self) -> dict[str, Any]:
+        """The variant as a bundle stores it (the bundle adds the path of its PTX)."""
+        return {
             "name": self.name,
             "config_index": self.config_index,
             "config": self.config.to_json(),
@@ -134,9 +134,6 @@ class Variant:
             "fallback": self.fallback,
             "metadata": self.metadata,
         }
-        if ptx_path is not None:
-            out["ptx"] = ptx_path
-        return out
 
     @staticmethod
     def from_json(data: Mapping[str, Any], ptx: str) -> Variant:
