@@ -11,8 +11,15 @@ from __future__ import annotations
 import re
 from io import StringIO
 
-from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr, UnregisteredOp
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import (
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    UnknownLoc,
+    UnregisteredOp,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.printer import Printer
 
 from autotune_dialect.autotune import GroupOp
@@ -142,7 +149,7 @@ class GenericWriter:
         parts.append("{\n")
         inner = indent + "  "
         for block in region.blocks:
-            args = ", ".join(f"{self.value(a)}: {self.attribute(a.type)}" for a in block.args)
+            args = ", ".join(self.block_argument(a) for a in block.args)
             parts.append(
                 f"{indent}{self.label(block)}({args}):\n"
                 if args
@@ -151,6 +158,12 @@ class GenericWriter:
             for op in block.ops:
                 self.op(op, inner)
         parts.append(indent + "}")
+
+    def block_argument(self, arg: BlockArgument) -> str:
+        text = f"{self.value(arg)}: {self.attribute(arg.type)}"
+        if self.locations and not isinstance(arg.location, UnknownLoc):
+            text += " " + self.attribute(arg.location)
+        return text
 
     def _called_group(self, op: Operation, name: str) -> Attribute | None:
         """The callee of a `util.call` / `func.call` of a module-level group, else None."""

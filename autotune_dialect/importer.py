@@ -355,6 +355,7 @@ class Importer:
             converted = Block(arg_types=[self.type(a.type) for a in args])
             for arg, new in zip(args, converted.args, strict=True):
                 self.define(arg, new)
+                new.location = self.location(arg.location)  # kept for iree-compile's errors
             self.blocks[block] = converted
         return converted
 

@@ -63,7 +63,7 @@ from autotune_dialect.symbols import lookup_symbol, symbol_index
 from autotune_dialect.verbatim import VerbatimOp
 from autotune_runtime import interface
 from autotune_runtime.tuner import key_distance
-from lowering.emitter import Emitter
+from lowering.emitter import Emitter, locate_arguments
 
 DEFAULT_INIT_SAMPLES = 3
 MAX_INIT_RUNS = 1024
@@ -200,6 +200,7 @@ class Lowering:
         self.static_decisions: dict[int, list[dict]] = {}  # gid -> decisions for the group
         self.groups: dict[GroupOp, Group] = {}
         self.imports: dict[str, interface.ImportSignature] = {}
+        self.import_locations: dict[str, Attribute | None] = {}  # name -> its first caller's
         self.globals: dict[tuple[int, str], util.GlobalOp] = {}
         self.taken = {name for op in module.body.ops if (name := symbol_name(op)) is not None}
         self.accessors: dict[int, tuple[str, str]] = {}  # gid -> (setter, getter) names
@@ -368,6 +369,7 @@ class Lowering:
         if key not in self.globals:
             name = self.fresh(group.symbol(suffix))
             self.globals[key] = util.GlobalOp(name, type_, IntegerAttr(initial, type_), True)
+            self.globals[key].location = group.location(f"@{name}")
         return self.globals[key].sym_name.data
 
     def choice_global(self, group: Group, key_index: int) -> str:
@@ -378,6 +380,7 @@ class Lowering:
         self, em: Emitter, signature: interface.ImportSignature, args, views=()
     ) -> list[SSAValue]:
         self.imports[signature.name] = signature
+        self.import_locations.setdefault(signature.name, em.location)
         return em.host(signature, args, views)
 
     # --- per-policy site lowering ---------------------------------------------------
@@ -538,6 +541,7 @@ class Lowering:
         shadow = site.op.clone(value_mapper=dict(zip(site.op.operands, operands, strict=True)))
         inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
         location = group.location(f"@{name}", site.op)
+        locate_arguments(block, location)
         em = Emitter(block, location=location)
         em.add(util.ReturnOp(body(em, inner, first, last)))
         shadow.erase()
@@ -773,8 +777,10 @@ class Lowering:
             em = Emitter(body, location=group.location(f"@{interface.TUNE_FUNCTION}"))
             for key, index in list(group.keys.items()):
                 self.tune_key_until_committed(em, site, key, index)
-        body.add_op(util.ReturnOp())
-        fn = util.FuncOp(self.fresh(interface.TUNE_FUNCTION), ([], []), Region(body), "public")
+        name = self.fresh(interface.TUNE_FUNCTION)
+        Emitter(body, location=generated_location(name, tuned[0][0])).add(util.ReturnOp())
+        fn = util.FuncOp(name, ([], []), Region(body), "public")
+        fn.location = generated_location(name, tuned[0][0])
         fn.attributes["iree.reflection"] = DictionaryAttr(
             {interface.ENTRY_KEY: StringAttr(interface.TUNE_ENTRY)}
         )
@@ -851,8 +857,10 @@ class Lowering:
             for key, index in list(group.keys.items()):
                 choice = self.init_choice(em, site, key, samples)
                 em.add(util.GlobalStoreOp(choice, self.choice_global(group, index)))
-        body.add_op(util.ReturnOp())
-        fn = util.FuncOp(self.fresh(interface.INIT_FUNCTION), ([], []), Region(body), "public")
+        name = self.fresh(interface.INIT_FUNCTION)
+        Emitter(body, location=generated_location(name, tuned[0][0])).add(util.ReturnOp())
+        fn = util.FuncOp(name, ([], []), Region(body), "public")
+        fn.location = generated_location(name, tuned[0][0])
         fn.attributes["iree.reflection"] = DictionaryAttr(
             {interface.ENTRY_KEY: StringAttr(interface.INIT_ENTRY)}
         )
@@ -886,6 +894,7 @@ class Lowering:
         names = [self.choice_global(group, i) for i in group.keys.values()]
         setter = Block(arg_types=[i32])
         em = Emitter(setter, location=group.location(f"@{setter_name}"))
+        locate_arguments(setter, em.location)
         for name in names:
             em.add(util.GlobalStoreOp(setter.args[0], name))
         em.add(util.ReturnOp())
@@ -952,18 +961,25 @@ class Lowering:
         new_ops: list[Operation] = []
         for name, signature in sorted(self.imports.items()):
             self.check_import_name(f"{interface.HOST_MODULE}.{name}")
-            new_ops.append(
-                util.FuncOp.declaration(
-                    f"{interface.HOST_MODULE}.{name}",
-                    [i64] * signature.num_args + [hal.buffer_view_type()] * signature.num_views,
-                    [{"i": i32, "I": i64}[k] for k in signature.results],
-                )
+            declaration = util.FuncOp.declaration(
+                f"{interface.HOST_MODULE}.{name}",
+                [i64] * signature.num_args + [hal.buffer_view_type()] * signature.num_views,
+                [{"i": i32, "I": i64}[k] for k in signature.results],
             )
+            first_use = self.import_locations.get(name)
+            if first_use is not None:
+                while isinstance(first_use, NameLoc):
+                    first_use = first_use.location
+                declaration.location = NameLoc(
+                    StringAttr(f"host import @{interface.HOST_MODULE}.{name}"), first_use
+                )
+            new_ops.append(declaration)
         new_ops += self.globals.values()
         if any(g.policy != "static" for g in self.groups.values()):
             name = self.fresh(interface.METADATA_FUNCTION)
             meta = util.FuncOp(name, ([], []), None, "public")
-            meta.body.block.add_op(util.ReturnOp())
+            meta.location = generated_location(name, next(iter(self.groups.values())))
+            Emitter(meta.body.block, location=meta.location).add(util.ReturnOp())
             meta.attributes["iree.reflection"] = DictionaryAttr(
                 {interface.METADATA_KEY: StringAttr(json.dumps(self.metadata()))}
             )
@@ -1034,6 +1050,12 @@ class Lowering:
 
 
 _LOCATION = re.compile(r'\s*loc\((?:[^()"]|"(?:[^"\\]|\\.)*"|\((?:[^()"]|"(?:[^"\\]|\\.)*")*\))*\)')
+
+
+def generated_location(name: str, group: Group) -> NameLoc:
+    """The location of a module-level function the lowering makes for several groups:
+    its name, at the first group's place."""
+    return NameLoc(StringAttr(f"@{name}"), group.op.location)
 
 
 def _text_without_locations(op: Operation) -> str:

@@ -18,7 +18,7 @@ from autotune_dialect.ir import parse_module, xdsl_text
 from autotune_model.commands import add_command as add_tune_model_command
 from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
-from lowering.driver import TARGETS, compile
+from lowering.driver import TARGETS, check_target, compile
 from lowering.files import read_source, write_atomically
 from lowering.triton import add_command as add_import_triton_command
 
@@ -59,6 +59,7 @@ def _emit(output: str | None, text: str) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    check_target(args.target, args.arch)  # before any work: a wrong --arch lists the right ones
     text = read_source(args.input)
     vmfb = compile(
         text,
@@ -121,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("compile", help="lower and compile to a .vmfb")
     comp.add_argument("input", metavar="IN.mlir")
     comp.add_argument("--target", choices=TARGETS, default="llvm-cpu")
-    comp.add_argument("--arch", help="CUDA architecture (sm_80, sm_90) or CPU name")
+    comp.add_argument(
+        "--arch", help="CUDA architecture (sm_80 default, sm_90, ...) or CPU name (default: host)"
+    )
     comp.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
     policy_options(comp)
     comp.set_defaults(run=cmd_compile)

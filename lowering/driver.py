@@ -7,36 +7,121 @@ compile outlives the command that started it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from iree.compiler.tools.binaries import find_tool
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from lowering.autotune_to_iree import lower_to_iree
 
 TARGETS = ("llvm-cpu", "cuda")
 DEFAULT_CUDA_ARCH = "sm_80"
-_ERROR_LINE = re.compile(r"^(?P<where>[^\n]*?:\d+:\d+: )?error: (?P<message>.*)$", re.MULTILINE)
+CUDA_ARCHS = (
+    "sm_60",
+    "sm_61",
+    "sm_62",
+    "sm_70",
+    "sm_72",
+    "sm_75",
+    "sm_80",
+    "sm_86",
+    "sm_87",
+    "sm_89",
+    "sm_90",
+    "sm_120",
+    "sm_121",
+)
+"""CUDA architectures iree-compile 3.13 builds for (probed: others are refused, or are
+accepted and then fail with "missing GPU target", or are passed on unchecked)."""
+CUDA_EXTERNAL_ONLY = frozenset({"sm_90"})
+"""Architectures iree-compile 3.13 has no code generator for: only `hal.executable.source`
+kernels (PTX objects) build for them ("missing GPU target" otherwise)."""
+_CPU_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
+_UNKNOWN_CPU = re.compile(r"is not a recognized processor|^Unknown CPU for target", re.MULTILINE)
+_ACCEPTED_CPUS = re.compile(r"^List of accepted CPUs: (.*)$", re.MULTILINE)
 _CRASHED_PASS = re.compile(r"::(\w+Pass)::runOnOperation\(\)")
 
 
-def target_flags(target: str, arch: str | None = None) -> list[str]:
-    """`iree-compile` flags selecting a target (llvm-cpu: the host CPU unless `arch`)."""
+def _shown(text: str) -> str:
+    """A user's string quoted for a message (control characters escaped, long ones cut)."""
+    return repr(text if len(text) <= 64 else text[:64] + "...")
+
+
+def check_target(target: str, arch: str | None = None) -> str:
+    """The architecture to build `target` for (its default when `arch` is None), once
+    both are known to iree-compile; else a `DiagnosticError` listing what is accepted.
+
+    `cuda` takes one of `CUDA_ARCHS`; `llvm-cpu` takes `host` or a CPU name that
+    iree-compile's LLVM knows (asked once per name: `cpu_problem`)."""
+    if target not in TARGETS:
+        raise DiagnosticError(
+            f"unknown target {_shown(str(target))}; expected one of {', '.join(TARGETS)}"
+        )
+    if target == "cuda":
+        arch = DEFAULT_CUDA_ARCH if arch is None else arch
+        if arch not in CUDA_ARCHS:
+            raise DiagnosticError(
+                f"unknown CUDA architecture {_shown(str(arch))}; iree-compile 3.13 builds for "
+                + ", ".join(CUDA_ARCHS)
+                + f" ({', '.join(sorted(CUDA_EXTERNAL_ONLY))}: hal.executable.source kernels only)"
+            )
+        return arch
+    arch = "host" if arch is None else arch
+    if arch == "host":
+        return arch
+    if not isinstance(arch, str) or _CPU_NAME.fullmatch(arch) is None:
+        raise DiagnosticError(
+            f"{_shown(str(arch))} is not a CPU name; expected 'host' or a CPU name that LLVM "
+            "knows (letters, digits and - _ . +), such as x86-64-v3 or znver4"
+        )
+    problem = cpu_problem(arch)
+    if problem is not None:
+        raise DiagnosticError(problem)
+    return arch
+
+
+@functools.cache
+def cpu_problem(cpu: str) -> str | None:
+    """Why iree-compile refuses `cpu` for `llvm-cpu` (its own list of the CPUs it accepts),
+    or None. It is asked with a module of one empty function (half a second)."""
+    _, _, log = run_iree_compile(
+        "util.func public @f() {\n  util.return\n}\n",
+        [*_flags("llvm-cpu", cpu), "--compile-to=hal"],
+    )
+    return _cpu_refusal(log, cpu)
+
+
+def _cpu_refusal(log: str, cpu: str) -> str | None:
+    """The message for a compiler log that says the CPU is unknown, else None."""
+    if _UNKNOWN_CPU.search(log) is None:
+        return None
+    accepted = _ACCEPTED_CPUS.search(log)
+    known = f"; it accepts host or one of: {accepted.group(1).strip()}" if accepted else ""
+    return f"iree-compile does not know the CPU {_shown(cpu)} (llvm-cpu){known}"
+
+
+def _flags(target: str, arch: str) -> list[str]:
     if target == "llvm-cpu":
         return [
             "--iree-hal-target-device=local",
             "--iree-hal-local-target-device-backends=llvm-cpu",
-            f"--iree-llvmcpu-target-cpu={arch or 'host'}",
+            f"--iree-llvmcpu-target-cpu={arch}",
         ]
-    if target == "cuda":
-        return ["--iree-hal-target-device=cuda", f"--iree-cuda-target={arch or DEFAULT_CUDA_ARCH}"]
-    raise DiagnosticError(f"unknown target '{target}'; expected one of {', '.join(TARGETS)}")
+    return ["--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}"]
+
+
+def target_flags(target: str, arch: str | None = None) -> list[str]:
+    """`iree-compile` flags selecting a target (llvm-cpu: the host CPU unless `arch`),
+    checked first (`check_target`)."""
+    return _flags(target, check_target(target, arch))
 
 
 def compile_lowered(
@@ -45,20 +130,32 @@ def compile_lowered(
     arch: str | None = None,
     object_dir: str | Path | None = None,
     extra_args: list[str] | None = None,
+    source: str | None = None,
+    filename: str | None = None,
 ) -> bytes:
-    """Compile IREE input IR; any `error:` diagnostic fails, even with exit code 0."""
-    flags = target_flags(target, arch)
+    """Compile IREE input IR; any `error:` diagnostic fails, even with exit code 0.
+
+    Errors are reported at the place their op came from (`compiler_error`): `source`, the
+    text of the user's file `filename`, gives the line shown under one in that file."""
+    arch = check_target(target, arch)
+    flags = _flags(target, arch)
     if object_dir is not None:
         flags.append(f"--iree-hal-executable-object-search-path={Path(object_dir).resolve()}")
     flags += extra_args or []
+    flags += _LOCATION_FLAGS
     returncode, result, log = run_iree_compile(text, flags)
+    context = _Context(text, source, filename, target, arch)
+    if target == "llvm-cpu" and (refusal := _cpu_refusal(log, arch)) is not None:
+        raise DiagnosticError(refusal)  # LLVM's warning, then a crash or a build for no CPU
     if returncode != 0:
-        error = first_error(log)
-        raise DiagnosticError(
-            failure_summary(log, returncode) if error is None else name_generated_code(error, text)
-        )
-    check_diagnostics(log, text)
+        raise compiler_error(log, context) or DiagnosticError(failure_summary(log, returncode))
+    check_diagnostics(log, text, context)
     return result
+
+
+_LOCATION_FLAGS = ["--mlir-print-debuginfo", "--mlir-print-local-scope"]
+"""The op that iree-compile shows under an error (`see current operation:`) then carries
+its whole location, with the names of generated code."""
 
 
 # Run in the child instead of a `preexec_fn` (Python code between fork and exec may
@@ -102,13 +199,12 @@ def run_iree_compile(text: str, flags: list[str]) -> tuple[int, bytes, str]:
     return process.returncode, module, log.decode(errors="replace")
 
 
-def check_diagnostics(log: str, lowered: str = "") -> None:
+def check_diagnostics(log: str, lowered: str = "", context: _Context | None = None) -> None:
     """Fail on any `error:` line that iree-compile printed; pass other output on."""
-    error = first_error(log)
+    error = compiler_error(log, context or _Context(lowered))
     if error is not None:
-        raise DiagnosticError(
-            f"iree-compile reported an error: {name_generated_code(error, lowered)}"
-        )
+        error.message = f"iree-compile reported an error: {error.message}"
+        raise error
     if log.strip():
         sys.stderr.write(log)
 
@@ -124,55 +220,324 @@ def failure_summary(report: str, returncode: int) -> str:
     )
 
 
-_LOCATION_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)$", re.MULTILINE)
-_FILE_LINE_COL = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)$')
-_NAMED = re.compile(r'^"((?:[^"\\]|\\.)*)"\((.*)\)$')
-_WHERE = re.compile(r"^(.*?):(\d+):(\d+): ")
-
-
-def name_generated_code(error: str, lowered: str) -> str:
-    """An `iree-compile` error at a place where the lowering generated code names that
-    code: `file:line:col: message (in variant @v1 (autotune.group @g))`. iree-compile
-    prints only the file location of such code (a `NameLoc` in the lowered text)."""
-    where = _WHERE.match(error)
-    if where is None or not lowered:
-        return error
-    aliases = dict(_LOCATION_ALIAS.findall(lowered))
-
-    def file_location(body: str, depth: int = 0) -> tuple[str, str, str] | None:
-        """The file location MLIR shows for a location: the callee of a call site, the
-        first of a fused location, the inner location of a name."""
-        body = aliases.get(body, body)
-        if depth > 16:
-            return None
-        if (plain := _FILE_LINE_COL.match(body)) is not None:
-            return plain.group(1), plain.group(2), plain.group(3)
-        if body.startswith("callsite(") and " at " in body:
-            return file_location(body[len("callsite(") : body.index(" at ")], depth + 1)
-        if body.startswith("fused[") and body.endswith("]"):
-            return file_location(body[len("fused[") : -1].split(", ")[0], depth + 1)
-        if (named := _NAMED.match(body)) is not None:
-            return file_location(named.group(2), depth + 1)
-        return None
-
-    names: set[str] = set()
-    for body in aliases.values():
-        named = _NAMED.match(body)
-        if named is not None and file_location(named.group(2)) == where.groups():
-            names.add(named.group(1))
-    if not names:
-        return error
-    listed = "; ".join(sorted(names)[:4]) + ("; ..." if len(names) > 4 else "")
-    # The place may also be the user's own op (e.g. the kernel a variant was copied from).
-    return f"{error} (code generated here: {listed})"
-
-
 def first_error(log: str) -> str | None:
     """The first `error:` diagnostic of a compiler log, with its location."""
-    match = _ERROR_LINE.search(log)
-    if match is None:
+    for entry in _diagnostics(log):
+        if entry.severity == "error":
+            return (f"{entry.where}: " if entry.where else "") + entry.message
+    return None
+
+
+# --- diagnostics at the user's place ----------------------------------------------------
+
+_HEADER = re.compile(
+    r"^(?:(?P<where>[^\n]*?): )?(?P<severity>error|warning|note|remark): (?P<message>.*)$"
+)
+_FILE_LINE_COL = re.compile(r"^(.*):(\d+):(\d+)$")
+_STDIN = "<stdin>"
+"""The name iree-compile gives to the text it reads (the lowered module)."""
+_LOCATION_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)$", re.MULTILINE)
+_TRAILING_LOC = re.compile(r" loc\((.*)\)$")
+
+
+@dataclass
+class _Context:
+    """What maps a compiler diagnostic back to the user: the lowered text iree-compile
+    read, the user's text and file name, the target and architecture."""
+
+    lowered: str = ""
+    source: str | None = None
+    filename: str | None = None
+    target: str | None = None
+    arch: str | None = None
+
+
+@dataclass
+class _Diagnostic:
+    severity: str
+    where: str | None
+    message: str
+    body: list[str] = field(default_factory=list)
+    """The lines printed after it: the source line and caret, an op (`see current
+    operation:`)."""
+
+
+def _diagnostics(log: str) -> list[_Diagnostic]:
+    """The diagnostics of a compiler log, each with the lines that follow it."""
+    found: list[_Diagnostic] = []
+    for line in log.splitlines():
+        header = _HEADER.match(line)
+        if header is not None:
+            found.append(
+                _Diagnostic(header["severity"], header["where"], header["message"].rstrip())
+            )
+        elif found:
+            found[-1].body.append(line)
+    return found
+
+
+class CompilerError(DiagnosticError):
+    """An iree-compile error at the user's place, with the notes that say how it was
+    reached (`called from`)."""
+
+    def __init__(self, message, location=None, source=None, notes=()):
+        super().__init__(message, location, source)
+        self.notes: list[tuple[SourceLocation | None, str]] = list(notes)
+
+    def render(self) -> str:
+        text = super().render()
+        for where, note in self.notes:
+            text += f"\n{where}: note: {note}" if where is not None else f"\nnote: {note}"
+        return text
+
+
+def compiler_error(log: str, context: _Context) -> CompilerError | None:
+    """The first error of a compiler log at the user's `file:line:col`, naming the
+    generated code it is in or was reached through; None when the log has no error.
+
+    iree-compile shows the file location of an op; the op shown under the error carries
+    its whole location (`_LOCATION_FLAGS`), whose names say which code the lowering
+    generated. A place in the lowered text itself (`<stdin>`: an op printed without its
+    location, such as an implicit terminator) is mapped to the nearest op that has one."""
+    entries = _diagnostics(log)
+    first = next((i for i, e in enumerate(entries) if e.severity == "error"), None)
+    if first is None:
         return None
-    return (match.group("where") or "") + match.group("message")
+    error = entries[first]
+    notes = []
+    for entry in entries[first + 1 :]:
+        if entry.severity != "note":
+            break
+        notes.append(entry)
+    aliases = dict(_LOCATION_ALIAS.findall(context.lowered))
+    where, place_names, unmapped = _place(error.where, context, aliases)
+    own, through = _names_of_shown_op(notes, aliases)
+    if not own and not through:
+        own = place_names or _names_at(where, aliases)
+    message = error.message
+    if unmapped:
+        message += f" (at {unmapped})"
+    if own:
+        message += f" (code generated here: {_listed(own)})"
+    if through:
+        message += f" (called through: {_listed(through)})"
+    message += _cuda_hint(message, context)
+    called_from = []
+    for note in notes:
+        if note.message.startswith("called from"):
+            note_where, _, note_unmapped = _place(note.where, context, aliases)
+            called_from.append(
+                (note_where, note.message + (f" ({note_unmapped})" if note_unmapped else ""))
+            )
+    shown = context.source if where is not None and where.filename == context.filename else None
+    return CompilerError(message, where, shown, called_from)
+
+
+def _place(
+    where: str | None, context: _Context, aliases: dict[str, str]
+) -> tuple[SourceLocation | None, list[str], str | None]:
+    """A diagnostic's place as (location, names of generated code there, a description
+    of a place in the lowered text that could not be mapped)."""
+    if where is None:
+        return None, [], None
+    match = _FILE_LINE_COL.match(where)
+    if match is None:  # `<unknown>:0`: no place
+        return None, [], None
+    name, line, column = match[1], int(match[2]), int(match[3])
+    if name != _STDIN:
+        return SourceLocation(name, line, column), [], None
+    body = _lowered_location(context.lowered, line)
+    parsed = _parse_location(body, aliases) if body is not None else None
+    if parsed is None or parsed.file is None:
+        return None, [], f"line {line} of the lowered module, which `iree-autotune lower` writes"
+    return parsed.file, parsed.names, None
+
+
+def _lowered_location(lowered: str, line: int) -> str | None:
+    """The location of the op at a line of the lowered text: that line's `loc(...)`, else
+    the first one after it that is not nested deeper (the closing line of the op whose
+    header or region it is)."""
+    lines = lowered.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    limit = None
+    for text in lines[line - 1 :]:
+        stripped = text.lstrip()
+        if not stripped:
+            continue
+        indent = len(text) - len(stripped)
+        if limit is not None and indent > limit:
+            continue
+        limit = indent if limit is None else min(limit, indent)
+        found = _TRAILING_LOC.search(text)
+        if found is not None:
+            return found.group(1)
+    return None
+
+
+@dataclass
+class _Location:
+    file: SourceLocation | None
+    """The file location MLIR shows for it (the first one, as MLIR finds it)."""
+    names: list[str]
+    """Names on the op's own location (generated code)."""
+    through: list[str]
+    """Names on the locations of its callers (inlined calls)."""
+
+
+def _parse_location(text: str, aliases: dict[str, str], depth: int = 0) -> _Location | None:
+    """Read MLIR location syntax (what is inside `loc(...)`): file locations, names,
+    call sites, fused locations, aliases; None if it is not understood."""
+    text = text.strip()
+    if depth > 64:
+        return None
+    if text in aliases:
+        return _parse_location(aliases[text], aliases, depth + 1)
+    if text.startswith("loc(") and text.endswith(")"):
+        return _parse_location(text[4:-1], aliases, depth + 1)
+    if text == "unknown":
+        return _Location(None, [], [])
+    if text.startswith('"'):
+        end = _string_end(text)
+        if end is None:
+            return None
+        name = _unescape(text[1:end])
+        rest = text[end + 1 :]
+        if rest.startswith("(") and rest.endswith(")"):
+            inner = _parse_location(rest[1:-1], aliases, depth + 1)
+            if inner is None:
+                return None
+            return _Location(inner.file, [name, *inner.names], inner.through)
+        if rest == "":
+            return _Location(None, [name], [])
+        place = re.fullmatch(r":(\d+):(\d+)(?: to :?\d+(?::\d+)?)?", rest)
+        if place is None:
+            return None
+        return _Location(SourceLocation(name, int(place[1]), int(place[2])), [], [])
+    if text.startswith("callsite(") and text.endswith(")"):
+        parts = _split_top(text[len("callsite(") : -1], " at ")
+        if len(parts) != 2:
+            return None
+        callee = _parse_location(parts[0], aliases, depth + 1)
+        caller = _parse_location(parts[1], aliases, depth + 1)
+        if callee is None or caller is None:
+            return None
+        return _Location(
+            callee.file or caller.file,
+            callee.names,
+            [*callee.through, *caller.names, *caller.through],
+        )
+    if text.startswith("fused"):
+        start = text.find("[")
+        if start < 0 or not text.endswith("]"):
+            return None
+        members = [
+            _parse_location(part, aliases, depth + 1)
+            for part in _split_top(text[start + 1 : -1], ", ")
+        ]
+        known = [m for m in members if m is not None]
+        files = [m.file for m in known if m.file is not None]
+        return _Location(
+            files[0] if files else None,
+            [n for m in known for n in m.names],
+            [n for m in known for n in m.through],
+        )
+    return None
+
+
+def _string_end(text: str) -> int | None:
+    """The index of the quote that closes the string `text` starts with."""
+    i = 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return i
+        i += 1
+    return None
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m[1], 16)), text).replace('\\"', '"')
+
+
+def _split_top(text: str, separator: str) -> list[str]:
+    """`text` split at `separator` where it is outside strings and brackets."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            end = _string_end(text[i:])
+            i += (end if end is not None else len(text)) + 1
+            continue
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+        elif depth == 0 and text.startswith(separator, i):
+            parts.append(text[start:i])
+            i += len(separator)
+            start = i
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def _names_of_shown_op(
+    notes: list[_Diagnostic], aliases: dict[str, str]
+) -> tuple[list[str], list[str]]:
+    """Names on the location of the op shown under an error (`see current operation:`):
+    its own, and those of the calls it was inlined through."""
+    for note in notes:
+        if not note.message.startswith("see current operation"):
+            continue
+        lines = [line for line in ([note.message, *note.body]) if line.strip()]
+        if len(lines) >= 2 and set(lines[-1].strip()) == {"^"}:
+            lines = lines[:-2]  # the source line and caret iree-compile shows under it
+        if not lines:
+            continue
+        found = _TRAILING_LOC.search(lines[-1].rstrip())
+        parsed = _parse_location(found.group(1), aliases) if found else None
+        if parsed is not None:
+            return _unique(parsed.names), _unique(parsed.through)
+    return [], []
+
+
+def _names_at(where: SourceLocation | None, aliases: dict[str, str]) -> list[str]:
+    """Names of the generated code whose file location is `where` (when the op itself
+    was not shown: each name the lowering gave to code at that place)."""
+    if where is None:
+        return []
+    names = []
+    for body in aliases.values():
+        parsed = _parse_location(body, aliases)
+        if parsed is not None and parsed.names and parsed.file == where:
+            names.extend(parsed.names)
+    return _unique(names)
+
+
+def _unique(names: list[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def _listed(names: list[str]) -> str:
+    return "; ".join(names[:4]) + ("; ..." if len(names) > 4 else "")
+
+
+def _cuda_hint(message: str, context: _Context) -> str:
+    """Why CUDA code generation fails for an architecture IREE only links kernels for."""
+    if (
+        context.target == "cuda"
+        and context.arch in CUDA_EXTERNAL_ONLY
+        and "missing GPU target" in message
+    ):
+        return (
+            f"; iree-compile 3.13 generates no code for {context.arch}: only "
+            "hal.executable.source kernels build for it"
+        )
+    return ""
 
 
 def compile(  # noqa: A001 - the public name the API promises
@@ -188,6 +553,7 @@ def compile(  # noqa: A001 - the public name the API promises
 
     Object files named by relative paths resolve against the folder of `filename`.
     """
+    arch = check_target(target, arch)
     lowered = lower_to_iree(text, policy=policy, cache=cache, filename=str(filename), target=target)
     folder = Path(filename).parent if str(filename) != "<input>" else None
-    return compile_lowered(lowered, target, arch, folder, extra_args)
+    return compile_lowered(lowered, target, arch, folder, extra_args, text, str(filename))

@@ -28,8 +28,18 @@ def _stamp(op: Operation, location: Attribute) -> None:
         op.location = location
         for region in op.regions:
             for block in region.blocks:
+                locate_arguments(block, location)
                 for inner in block.ops:
                     _stamp(inner, location)
+
+
+def locate_arguments(block: Block, location: Attribute) -> None:
+    """Give `block`'s arguments `location` where they have none: `iree-compile` names the
+    place of an argument it reports, and one without a location would be named by its line
+    in the lowered text."""
+    for arg in block.args:
+        if isinstance(arg.location, UnknownLoc):
+            arg.location = location
 
 
 class Emitter:
