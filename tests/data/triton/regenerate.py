@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 os.environ["TRITON_DISABLE_LINE_INFO"] = "1"
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
