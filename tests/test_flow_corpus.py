@@ -133,7 +133,7 @@ def test_a_variant_iree_cannot_build_is_named_in_the_error():
     lower_module(module)
     with pytest.raises(DiagnosticError) as info:
         compile_lowered(print_module(module, locations=True))
-    message = info.value.message
+    message = str(info.value)
     assert message.startswith("src/mlp.mlir:")  # the user's line, not the lowered text
     assert f"kernel of variant @{group.variant_names[1]}" in message
 
