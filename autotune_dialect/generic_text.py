@@ -51,6 +51,7 @@ class GenericWriter:
         self.names: dict[SSAValue, str] = {}
         self.labels: dict[Block, str] = {}
         self.texts: dict[tuple[Attribute, bool], str] = {}
+        self.seen: dict[tuple[int, bool], tuple[Attribute, str]] = {}  # by identity: no hashing
 
     def text(self) -> str:
         return "".join(self.parts)
@@ -62,6 +63,9 @@ class GenericWriter:
             return attr.text.data
         if type(attr) is StringAttr:
             return mlir_string(attr.data)
+        seen = self.seen.get((id(attr), in_location))
+        if seen is not None and seen[0] is attr:
+            return seen[1]
         key = (attr, in_location)
         text = self.texts.get(key)
         if text is None:
@@ -70,6 +74,7 @@ class GenericWriter:
             printer.printing_location = in_location
             printer.print_attribute(attr)
             text = self.texts[key] = out.getvalue()
+        self.seen[(id(attr), in_location)] = (attr, text)  # holds `attr`: its id stays its own
         return text
 
     def dictionary(self, entries: dict[str, Attribute]) -> str:

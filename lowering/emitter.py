@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, scf, tensor
@@ -19,6 +20,13 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from autotune_dialect import hal, util
 from autotune_runtime import interface
+
+
+@functools.cache
+def _integer_attr(value: int, type_: IntegerType | IndexType) -> IntegerAttr:
+    """One attribute per (value, type): building and checking one costs more than the op
+    that holds it, and lowered modules hold tens of thousands of constants."""
+    return IntegerAttr(value, type_)
 
 
 def _stamp(op: Operation, location: Attribute) -> None:
@@ -73,9 +81,10 @@ class Emitter:
 
     def const(self, value: int, type_: Attribute) -> SSAValue:
         if type_ == i1:
-            return self.value(arith.ConstantOp(IntegerAttr(int(bool(value)), i1)))
+            value = int(bool(value))
         assert isinstance(type_, IntegerType | IndexType)
-        return self.value(arith.ConstantOp(IntegerAttr(value, type_)))
+        attr = _integer_attr(value, type_)
+        return self.value(arith.ConstantOp.create(properties={"value": attr}, result_types=[type_]))
 
     def i32(self, value: int) -> SSAValue:
         return self.const(value, i32)
@@ -91,7 +100,10 @@ class Emitter:
         return self.value(arith.ExtSIOp(value, i64))
 
     def cmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.value(arith.CmpiOp(a, b, predicate))
+        code = _integer_attr(arith.CMPI_COMPARISON_OPERATIONS.index(predicate), i64)
+        return self.value(
+            arith.CmpiOp.create(operands=[a, b], properties={"predicate": code}, result_types=[i1])
+        )
 
     def all_of(self, conditions: Sequence[SSAValue]) -> SSAValue:
         result = conditions[0]
@@ -100,7 +112,7 @@ class Emitter:
         return result
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.value(arith.SelectOp(cond, a, b))
+        return self.value(arith.SelectOp.create(operands=[cond, a, b], result_types=[a.type]))
 
     # --- structured control flow ----------------------------------------------------
 
@@ -117,11 +129,15 @@ class Emitter:
         def region(fill: Callable[[Emitter], Sequence[SSAValue]] | None) -> Region:
             block = Block()
             yielded = fill(self.nested(block)) if fill is not None else []
-            block.add_op(scf.YieldOp(*yielded))
+            block.add_op(scf.YieldOp.create(operands=yielded))
             return Region(block)
 
         has_else = otherwise is not None or bool(result_types)
-        op = scf.IfOp(cond, result_types, region(then), region(otherwise) if has_else else Region())
+        op = scf.IfOp.create(
+            operands=[cond],
+            result_types=result_types,
+            regions=[region(then), region(otherwise) if has_else else Region()],
+        )
         self.add(op)  # also gives the branches' terminators the location
         return list(op.results)
 
