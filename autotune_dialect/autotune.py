@@ -38,7 +38,7 @@ from xdsl.printer import Printer
 from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from autotune_dialect import interop
+import autotune_dialect.interop as interop
 from autotune_dialect.interop import op_name, symbol_name
 
 POLICIES = ("online", "explicit", "init", "static")
@@ -311,6 +311,7 @@ class GroupOp(IRDLOperation):
                 raise VerifyException(f"variants take different workload counts ({detail})")
             if op_name(first) == "flow.executable.export":
                 self._verify_kernel_arities(variants)
+                self._verify_kernel_signatures(variants)
             samples = self.sample_workloads()
             if samples and known and len(samples[0]) != next(iter(known.values())):
                 raise VerifyException(
@@ -323,9 +324,9 @@ class GroupOp(IRDLOperation):
                 got = type_text(interop.function_type(op))
                 if got != expected:
                     raise VerifyException(
-                        f"variant @{symbol_name(op)} has type {got}, "
-                        f"but @{first_name} has type {expected}; all variants must have "
-                        "the same function type"
+                        f"variant @{symbol_name(op)} of autotune.group @{self.group_name} has "
+                        f"type {got}, but @{first_name} has type {expected}; all variants "
+                        "must have the same function type"
                     )
 
     def _verify_kernel_arities(self, variants: list[Operation]) -> None:
@@ -340,6 +341,28 @@ class GroupOp(IRDLOperation):
         if len(set(known.values())) > 1:
             detail = ", ".join(f"@{name}: {n}" for name, n in known.items())
             raise VerifyException(f"variant kernels take different numbers of arguments ({detail})")
+
+    def _verify_kernel_signatures(self, variants: list[Operation]) -> None:
+        """Exports of one group run kernel functions of one type: a dispatch passes the
+        same buffers to whichever runs (IREE compiles each kernel on its own and would
+        not notice f32 data bound to an f16 argument)."""
+        executable = self.parent_op()
+        assert executable is not None
+        known: list[tuple[Operation, str, str]] = []
+        for op in variants:
+            kernel = interop.kernel_function_name(op)
+            signature = None if kernel is None else interop.kernel_signature(executable, kernel)
+            if signature is not None:
+                known.append((op, kernel, signature))  # type: ignore[arg-type]
+        for op, kernel, signature in known[1:]:
+            first, first_kernel, expected = known[0]
+            if signature != expected:
+                raise VerifyException(
+                    f"variant @{symbol_name(op)} of autotune.group @{self.group_name} has type "
+                    f"{signature} (kernel function @{kernel}), but @{symbol_name(first)} has "
+                    f"type {expected} (kernel function @{first_kernel}); all variants must "
+                    "take the same arguments"
+                )
 
     def verify_dispatch(self, dispatch: Operation) -> None:
         """Check that a `flow.dispatch` of this group fits its variants' interface."""
@@ -489,9 +512,9 @@ class GroupOp(IRDLOperation):
     # --- notebooks ------------------------------------------------------------------
 
     def _repr_markdown_(self) -> str:
-        from autotune_dialect.notebook import mlir_markdown
-
-        return mlir_markdown(self)
+        """A group in a notebook, as `autotune_dialect.notebook` shows every op (a group
+        prints the same in xDSL's syntax and in IREE's)."""
+        return f"```mlir\n{str(self).rstrip()}\n```"
 
 
 _EXPECTED_KINDS: dict[str, type[Attribute]] = {

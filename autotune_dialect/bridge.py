@@ -20,9 +20,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from autotune_dialect.autotune import GroupOp
+from autotune_dialect.brackets import unbalanced
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.generic_text import generic_text
-from autotune_dialect.group_syntax import mlir_string, to_custom, to_generic
+from autotune_dialect.group_syntax import OffsetMap, mlir_string, to_custom, to_generic_with_offsets
 from autotune_dialect.importer import STDIN_NAME, Importer, mlir_location
 from autotune_dialect.mlir_text import repair_iree_print
 
@@ -40,19 +41,55 @@ def iree_context() -> ir.Context:
     return context
 
 
-def diagnostic(err: ir.MLIRError, filename: str, source: str | None) -> DiagnosticError:
+class _Places:
+    """Places in the text IREE parsed (`"-"`), as places in the user's file: through the
+    rewrite of groups (`offsets`, from the parsed text to `source`), when there was one."""
+
+    def __init__(self, filename: str, parsed: str | None, source: str | None, offsets):
+        self.filename = filename
+        self.parsed = parsed
+        self.source = source
+        self.offsets: OffsetMap | None = offsets
+        self.starts: list[int] | None = None
+
+    def __call__(self, where: SourceLocation | None) -> SourceLocation | None:
+        if where is None or where.filename != STDIN_NAME:
+            return where
+        if self.offsets is None or self.parsed is None or self.source is None:
+            return SourceLocation(self.filename, where.line, where.column)
+        if self.starts is None:
+            self.starts = [0] + [m.end() for m in re.finditer("\n", self.parsed)]
+        if not 1 <= where.line <= len(self.starts):
+            return SourceLocation(self.filename, where.line, where.column)
+        offset = self.offsets.original(self.starts[where.line - 1] + where.column - 1)
+        return SourceLocation.from_offset(self.filename, self.source, offset)
+
+
+_REDEFINITION = re.compile(r"redefinition of symbol named '(.*)'")
+
+
+def diagnostic(
+    err: ir.MLIRError, filename: str, source: str | None, places: _Places | None = None
+) -> DiagnosticError:
     """The first error of an IREE diagnostic report, at its `file:line:col`."""
     errors = err.error_diagnostics
     if not errors:
         return DiagnosticError(str(err).split("\n", 1)[0])
+    place = places or _Places(filename, None, None, None)
     first = errors[0]
-    where = mlir_location(first.location)
-    if where is not None and where.filename == STDIN_NAME:
-        where = SourceLocation(filename, where.line, where.column)
+    where = place(mlir_location(first.location))
     if where is not None and where.line == 0:  # the whole buffer
         where = None
+    message = first.message
+    redefinition = _REDEFINITION.fullmatch(message)
+    if redefinition is not None:
+        existing = [note for note in first.notes if note.message.startswith("see existing symbol")]
+        earlier = place(mlir_location(existing[0].location)) if existing else None
+        message = f"duplicate symbol @{redefinition.group(1)}" + (
+            f"; first defined at {earlier}" if earlier is not None else ""
+        )
     shown = source if where is not None and where.filename == filename else None
-    return DiagnosticError(first.message, where, shown)
+    return DiagnosticError(message, where, shown)
 
 
 MAX_NESTING = 1000
@@ -91,13 +128,46 @@ def check_nesting(text: str, filename: str) -> None:
 def parse_iree(text: str, filename: str, context: ir.Context) -> ir.Operation:
     """IREE's module of `text` (parsed and verified), locations under `filename`."""
     check_nesting(text, filename)
-    generic = to_generic(text, filename)
+    generic, offsets = to_generic_with_offsets(text, filename)
     with context:
         try:
             module = ir.Module.parse(generic)
         except ir.MLIRError as err:
-            raise diagnostic(err, filename, text) from None
+            report = diagnostic(err, filename, text, _Places(filename, generic, text, offsets))
+            raise _first_of(report, unbalanced(text, filename), text) from None
     return module.operation
+
+
+_SPACE_OR_COMMENT = re.compile(r"(?:\s|//[^\n]*)*")
+
+
+def _first_of(
+    report: DiagnosticError, brackets: DiagnosticError | None, text: str
+) -> DiagnosticError:
+    """IREE's error, or an unbalanced bracket that IREE's parser stumbled over: any when
+    IREE stopped on the last line (the input ended too early), one at or before the token
+    where IREE stopped when IREE found no op there (MLIR puts an error at a token that
+    starts a line at the end of the token before it)."""
+    if brackets is None or brackets.location is None:
+        return report
+    where = report.location
+    if where is None or where.filename != brackets.location.filename:
+        return brackets
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def offset(at: SourceLocation) -> int:
+        return starts[min(at.line, len(starts)) - 1] + at.column - 1
+
+    stopped = _SPACE_OR_COMMENT.match(text, offset(where)).end()  # type: ignore[union-attr]
+    if "\n" not in text[stopped:].strip():
+        return brackets
+    if report.message in _NO_OP_HERE and offset(brackets.location) <= stopped:
+        return brackets
+    return report
+
+
+_NO_OP_HERE = frozenset({"expected operation name in quotes"})
+"""IREE's message where a stray `{` or `}` stands in place of an op."""
 
 
 _RESOURCES = re.compile(r"^\{-#.*?^#-\}", re.MULTILINE | re.DOTALL)

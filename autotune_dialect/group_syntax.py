@@ -10,8 +10,10 @@ reads a text,
 - every call of a group, `%r = util.call @g(%x) : (T) -> R` (or `func.call`, `call`), is
   rewritten as `%r = "autotune.call"(%x) {callee = @g, call = "util.call"} : (T) -> R`.
 
-Line numbers of the rest of the text do not change. After IREE prints a module, each
-generic group and call is written back in its custom syntax.
+Line numbers of the rest of the text do not change, and what is copied (variant lists,
+attributes, a call's operands and types) keeps its place in an `OffsetMap`, so that an
+error IREE finds in the rewritten text is reported where the user wrote it. After IREE
+prints a module, each generic group and call is written back in its custom syntax.
 """
 
 from __future__ import annotations
@@ -133,6 +135,65 @@ def _symbol_string(symbol: str) -> str:
     return body if body.startswith('"') else f'"{body}"'
 
 
+class OffsetMap:
+    """Where each offset of a rewritten text was in the original: copied spans map one to
+    one, written spans to the place of what they stand for."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._pieces: list[tuple[int, bool]] = []  # (original offset, copied)
+        self._earlier: OffsetMap | None = None
+
+    def add(self, start: int, original: int, copied: bool) -> None:
+        if self._starts and self._starts[-1] == start:
+            self._starts.pop()
+            self._pieces.pop()
+        self._starts.append(start)
+        self._pieces.append((original, copied))
+
+    def original(self, offset: int) -> int:
+        index = bisect.bisect_right(self._starts, offset) - 1
+        if index >= 0:
+            original, copied = self._pieces[index]
+            offset = original + (offset - self._starts[index]) if copied else original
+        return offset if self._earlier is None else self._earlier.original(offset)
+
+    def then(self, earlier: OffsetMap) -> OffsetMap:
+        """This map followed by `earlier`, the map of the text that this one's rewrote."""
+        assert self._earlier is None
+        self._earlier = earlier
+        return self
+
+
+class _Writer:
+    """Builds a rewritten text from copied spans of the original and written text."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.parts: list[str] = []
+        self.length = 0
+        self.newlines = 0
+        self.map = OffsetMap()
+
+    def copy(self, start: int, end: int, same_length: str | None = None) -> None:
+        """Copy `text[start:end]`, or `same_length` in its place (a text of that length)."""
+        if end > start:
+            self.map.add(self.length, start, True)
+            self.parts.append(self.text[start:end] if same_length is None else same_length)
+            self.length += end - start
+            self.newlines += self.parts[-1].count("\n")
+
+    def write(self, text: str, original: int) -> None:
+        if text:
+            self.map.add(self.length, original, False)
+            self.parts.append(text)
+            self.length += len(text)
+            self.newlines += text.count("\n")
+
+    def result(self) -> tuple[str, OffsetMap]:
+        return "".join(self.parts), self.map
+
+
 class _Lines:
     """Line and column of offsets in a text (its line starts are found once)."""
 
@@ -144,9 +205,19 @@ class _Lines:
         return line, offset - self.starts[line - 1] + 1
 
 
-def _rewrite_one(text: str, filename: str, start: int, lines: _Lines) -> tuple[str, int, str]:
-    """The generic form of the custom group at `start`, the offset where it ends, and the
-    group's symbol."""
+def _without_comments(text: str) -> str:
+    """`text` with its `//` comments blanked (same length: columns do not move), so that
+    text written after it on the same line is not commented out."""
+    return _GENERIC_GROUP.sub(
+        lambda m: " " * len(m.group()) if m.group().startswith("//") else m.group(), text
+    )
+
+
+def _rewrite_one(
+    text: str, filename: str, start: int, lines: _Lines, out: _Writer
+) -> tuple[int, str]:
+    """Write the generic form of the custom group at `start` to `out`; return the offset
+    where the group ends, and the group's symbol."""
     scan = _Scanner(text, filename, start + len(KEYWORD))
     scan.skip_space()
     name = _SYMBOL.match(text, scan.pos)
@@ -155,33 +226,51 @@ def _rewrite_one(text: str, filename: str, start: int, lines: _Lines) -> tuple[s
     scan.pos = name.end()
     scan.expect("variants", "'variants([@a, @b, ...])' after the group's name")
     scan.expect("(", "'(' after 'variants'")
+    variants_at = _SPACE.match(text, scan.pos).end()  # type: ignore[union-attr]
     variants = scan.balanced("the list of variants [@a, @b, ...]")
     if not variants.startswith("["):
         raise scan.error("expected a list of variant symbols: [@a, @b, ...]")
     scan.expect(")", "')' after the list of variants")
-    properties = [f"sym_name = {_symbol_string(name.group())}", f"variants = {variants}"]
     end = scan.pos
+    body: tuple[int, int] | None = None
     if scan.peek("{"):
-        body = scan.balanced("the group's attributes {...}")[1:-1].strip()
-        if body:
-            properties.append(body)
+        body_at = scan.pos
+        inner = scan.balanced("the group's attributes {...}")[1:-1]
+        if inner.strip():
+            body = (body_at + 1, body_at + 1 + len(inner))
         end = scan.pos
-    location = None
+    location: tuple[int, int] | None = None
     if scan.peek("loc("):
+        location_at = scan.pos
         scan.pos += 3
-        location = "loc" + scan.balanced("the location")
+        scan.balanced("the location")
+        location = (location_at, scan.pos)
         end = scan.pos
-    if location is None:
+    newlines = out.newlines
+    out.write(f'"{KEYWORD}"() <{{sym_name = ', start)
+    out.write(_symbol_string(name.group()), name.start())
+    out.write(", variants = ", variants_at)
+    out.copy(variants_at, variants_at + len(variants))
+    if body is not None:
+        out.write(", ", body[0])
+        out.copy(*body, _without_comments(text[body[0] : body[1]]))
+    out.write("}> : () -> () ", end)
+    if location is not None:
+        out.copy(*location)
+    else:
         line, column = lines.position(start)
-        location = f"loc({mlir_string(filename)}:{line}:{column})"
-    generic = '"autotune.group"() <{' + ", ".join(properties) + "}> : () -> () " + location
-    return generic + "\n" * text.count("\n", start, end), end, name.group()
+        out.write(f"loc({mlir_string(filename)}:{line}:{column})", start)
+    # The group's line breaks that were not copied (the rest of the text keeps its lines).
+    missing = text.count("\n", start, end) - (out.newlines - newlines)
+    out.write("\n" * missing, end)
+    return end, name.group()
 
 
-def _rewrite_groups(text: str, filename: str) -> tuple[str, set[str]]:
-    """`text` with custom groups in generic form, and the names of all groups."""
+def _rewrite_groups(text: str, filename: str) -> tuple[str, OffsetMap, set[str]]:
+    """`text` with custom groups in generic form, where its offsets were, and the names
+    of all groups."""
     names: set[str] = set()
-    out: list[str] = []
+    out = _Writer(text)
     last = 0
     lines: _Lines | None = None
     for match in _GROUP_KEYWORD.finditer(text):
@@ -196,13 +285,13 @@ def _rewrite_groups(text: str, filename: str) -> tuple[str, set[str]]:
             continue
         if lines is None:
             lines = _Lines(text)
-        generic, end, name = _rewrite_one(text, filename, match.start(), lines)
+        out.copy(last, match.start())
+        end, name = _rewrite_one(text, filename, match.start(), lines, out)
         names.add(_symbol_key(name[1:]))
-        out.append(text[last : match.start()])
-        out.append(generic)
         last = end
-    out.append(text[last:])
-    return "".join(out), names
+    out.copy(last, len(text))
+    generic, offsets = out.result()
+    return generic, offsets, names
 
 
 def _symbol_key(spelling: str) -> str:
@@ -213,18 +302,25 @@ def _symbol_key(spelling: str) -> str:
     return spelling
 
 
-def _rewrite_call(text: str, filename: str, match: re.Match[str]) -> tuple[str, int]:
-    """The generic `autotune.call` of the call of a group at `match`, and where it ends."""
+def _rewrite_call(text: str, filename: str, match: re.Match[str], out: _Writer) -> int:
+    """Write the generic `autotune.call` of the call of a group at `match` to `out`;
+    return where the call ends (`DiagnosticError`, writing nothing, if it is malformed)."""
     scan = _Scanner(text, filename, match.end())
+    args_at = _SPACE.match(text, scan.pos).end()  # type: ignore[union-attr]
     args = scan.balanced("the call's arguments")
-    attrs = ""
+    attrs: tuple[int, int] | None = None
     if scan.peek("{"):
-        attrs = scan.balanced("the call's attributes")[1:-1].strip()
+        at = scan.pos
+        inner = scan.balanced("the call's attributes")[1:-1]
+        if inner.strip():
+            attrs = (at + 1, at + 1 + len(inner))
     scan.expect(":", "':' and the call's function type")
+    inputs_at = _SPACE.match(text, scan.pos).end()  # type: ignore[union-attr]
     inputs = scan.balanced("the call's argument types")
     scan.expect("->", "'->' and the call's result types")
+    results_at = _SPACE.match(text, scan.pos).end()  # type: ignore[union-attr]
     if scan.peek("("):
-        results = scan.balanced("the call's result types")
+        results_end = results_at + len(scan.balanced("the call's result types"))
     else:
         line_end = text.find("\n", scan.pos)
         line_end = len(text) if line_end < 0 else line_end
@@ -234,40 +330,61 @@ def _rewrite_call(text: str, filename: str, match: re.Match[str]) -> tuple[str, 
         scan.pos += len(rest[:cut])
         if results.startswith("%"):
             raise scan.error("a call of a group cannot tie results to its arguments")
+        results_end = results_at + len(results)
     kind = match.group("op")
     kind = "func.call" if kind == "call" else kind
-    extra = [f"callee = {match.group('callee')}", f'call = "{kind}"'] + ([attrs] if attrs else [])
-    generic = f'"autotune.call"{args} {{{", ".join(extra)}}} : {inputs} -> {results}'
-    return generic + "\n" * text.count("\n", match.start(), scan.pos), scan.pos
+    start = match.start("op")
+    newlines = out.newlines
+    out.write(f'"{CALL_OF_GROUP}"', start)
+    out.copy(args_at, args_at + len(args))
+    out.write(f' {{callee = {match.group("callee")}, call = "{kind}"', match.start("callee"))
+    if attrs is not None:
+        out.write(", ", attrs[0])
+        out.copy(*attrs, _without_comments(text[attrs[0] : attrs[1]]))
+    out.write("} : ", inputs_at)
+    out.copy(inputs_at, inputs_at + len(inputs))
+    out.write(" -> ", results_at)
+    out.copy(results_at, results_end)
+    out.write("\n" * (text.count("\n", start, scan.pos) - (out.newlines - newlines)), scan.pos)
+    return scan.pos
 
 
-def _rewrite_calls(text: str, filename: str, groups: set[str]) -> str:
-    out: list[str] = []
+def _rewrite_calls(text: str, filename: str, groups: set[str]) -> tuple[str, OffsetMap]:
+    out = _Writer(text)
     last = 0
     for match in _CALL.finditer(text):
         callee = match.group("callee")
         if _symbol_key(callee[1:]) not in groups or _in_literal(text, match.start()):
             continue
-        try:
-            generic, end = _rewrite_call(text, filename, match)
-        except DiagnosticError:
-            continue  # malformed: IREE's parser reports it where it is
         if match.start("op") < last:
             continue
-        out.append(text[last : match.start("op")])
-        out.append(generic)
-        last = end
-    out.append(text[last:])
-    return "".join(out)
+        try:
+            _rewrite_call(text, filename, match, _Writer(text))  # a dry run: is it well formed?
+        except DiagnosticError:
+            continue  # malformed: IREE's parser reports it where it is
+        out.copy(last, match.start("op"))
+        last = _rewrite_call(text, filename, match, out)
+    out.copy(last, len(text))
+    return out.result()
 
 
 def to_generic(text: str, filename: str) -> str:
     """`text` with every custom-syntax group, and every call of a group, in generic form
     (raises `DiagnosticError` on a malformed group)."""
+    return to_generic_with_offsets(text, filename)[0]
+
+
+def to_generic_with_offsets(text: str, filename: str) -> tuple[str, OffsetMap]:
+    """`to_generic`, and where each offset of its result was in `text`."""
     if KEYWORD not in text:
-        return text
-    text, groups = _rewrite_groups(text, filename)
-    return _rewrite_calls(text, filename, groups) if groups else text
+        identity = OffsetMap()
+        identity.add(0, 0, True)
+        return text, identity
+    generic, offsets, groups = _rewrite_groups(text, filename)
+    if not groups:
+        return generic, offsets
+    generic, call_offsets = _rewrite_calls(generic, filename, groups)
+    return generic, call_offsets.then(offsets)
 
 
 _PRINTED_GROUP = re.compile(r'"autotune\.group"\(\) <\{')

@@ -320,8 +320,8 @@ class Importer:
                     "the exports of the executable",
                 )
         with self.context:
-            arities = function_arities(op)
-        kept = VerbatimOp(text, arities)
+            signatures = function_signatures(op)
+        kept = VerbatimOp(text, function_signatures=signatures)
         kept.location = self.location(op.location)
         return kept
 
@@ -485,11 +485,19 @@ def _parse_location(text: str) -> Attribute:
 def function_arities(module: ir.Operation) -> dict[str, int]:
     """Argument count of each function (`func.func`, `util.func`) directly in an IREE
     module."""
-    arities: dict[str, int] = {}
+    return {name: len(inputs) for name, (inputs, _) in function_signatures(module).items()}
+
+
+def function_signatures(module: ir.Operation) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(argument types, result types) as MLIR text of each function (`func.func`,
+    `util.func`) directly in an IREE module."""
+    signatures: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
     for view in module.regions[0].blocks[0].operations:
         op = view.operation
         if op.name in ("func.func", "util.func"):
             name = ir.StringAttr(op.attributes["sym_name"]).value
             type_ = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            arities.setdefault(name, len(type_.inputs))
-    return arities
+            signatures.setdefault(
+                name, (tuple(map(str, type_.inputs)), tuple(map(str, type_.results)))
+            )
+    return signatures

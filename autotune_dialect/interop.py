@@ -142,3 +142,20 @@ def kernel_arity_in(module: Operation, name: str) -> int | None:
             counts = function_arity(op)
             return None if counts is None else counts[0]
     return None
+
+
+def kernel_signature(executable: Operation, name: str) -> str | None:
+    """The function type of the kernel function `@name` of an executable, as MLIR text."""
+    for module in kernel_modules(executable):
+        if isinstance(module, VerbatimOp):
+            signature = module.function_signatures().get(name)
+            if signature is not None:
+                inputs, results = signature
+                shown = results[0] if len(results) == 1 else f"({', '.join(results)})"
+                return f"({', '.join(inputs)}) -> {shown}"
+            continue
+        for op in module.regions[0].blocks[0].ops:
+            if is_function(op) and symbol_name(op) == name:
+                type_ = function_type(op)
+                return None if type_ is None else mlir_text(type_)
+    return None

@@ -19,7 +19,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from autotune_dialect.autotune import Autotune, GroupOp
-from autotune_dialect.diagnostics import op_error
+from autotune_dialect.diagnostics import DiagnosticError, op_error, op_location
 from autotune_dialect.flow import Flow
 from autotune_dialect.hal import HAL
 from autotune_dialect.interop import (
@@ -29,8 +29,9 @@ from autotune_dialect.interop import (
     kernel_function_name,
     kernel_modules,
     op_name,
+    symbol_name,
 )
-from autotune_dialect.symbols import lookup_symbol, symbol_index
+from autotune_dialect.symbols import duplicate_symbols, lookup_symbol, symbol_index, symbol_tables
 from autotune_dialect.util import Util
 from autotune_dialect.verbatim import Verbatim, VerbatimOp
 
@@ -86,13 +87,36 @@ def parse_module(text: str, filename: str = "<input>", verify: bool = True) -> M
 def verify_module(module: Operation, source: str | None = None) -> None:
     """Verify the project's ops (IREE verified its own when it read them) and every use of
     a group, reporting the first failure at its location."""
+    check_unique_symbols(module, source)
     with symbol_index():
+        # Groups first: a group whose variants disagree is the cause of what would fail
+        # at its dispatches and calls.
         for op in module.walk():
+            if isinstance(op, GroupOp):
+                _checked(op, lambda o: o.verify(verify_nested_ops=False), source)
+        for op in module.walk():
+            if isinstance(op, GroupOp):
+                continue
             if isinstance(op, UnregisteredOp | VerbatimOp):
                 if op_name(op) in _CHECKED_IREE_OPS:
                     _checked(op, check_references, source)
                 continue
             _checked(op, lambda o: (o.verify(verify_nested_ops=False), check_references(o)), source)
+
+
+def check_unique_symbols(module: Operation, source: str | None = None) -> None:
+    """No symbol table defines a name twice. IREE checks its own ops when it reads them,
+    but a group is no symbol to IREE: a group named like a function or like another group
+    is reported here, at the second definition."""
+    for table in symbol_tables(module):
+        for first, again in duplicate_symbols(table):
+            name = symbol_name(again)
+            where = op_location(first)
+            raise DiagnosticError(
+                f"duplicate symbol @{name}" + (f"; first defined at {where}" if where else ""),
+                op_location(again),
+                source,
+            )
 
 
 def _checked(op: Operation, check, source: str | None) -> None:

@@ -10,11 +10,13 @@ from typing import Any
 
 from xdsl.ir import Operation
 
-from autotune_dialect.ir import print_module
-
 
 def mlir_text(op: Operation) -> str:
     """The op as MLIR text, in the syntax IREE's tools read."""
+    # Imported here: the package imports this module to register the display hooks, and
+    # `ir` imports the dialect's ops, which must not need the package loaded.
+    from autotune_dialect.ir import print_module
+
     return print_module(op).rstrip("\n")
 
 

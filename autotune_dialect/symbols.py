@@ -66,6 +66,23 @@ def _is_symbol_table(op: Operation) -> bool:
     return op.has_trait(SymbolTable)
 
 
+def symbol_tables(root: Operation) -> Iterator[Operation]:
+    """`root` and every symbol table inside it, outer ones first."""
+    for op in root.walk():
+        if _is_symbol_table(op):
+            yield op
+
+
+def duplicate_symbols(table: Operation) -> Iterator[tuple[Operation, Operation]]:
+    """(first definition, redefinition) for each symbol that a table defines again."""
+    first: dict[str, Operation] = {}
+    for sym, op in _symbols(table):
+        if sym in first:
+            yield first[sym], op
+        else:
+            first[sym] = op
+
+
 def lookup_symbol(op: Operation, ref: SymbolRefAttr) -> Operation | None:
     """Resolve `@a::@b` from `op`: `@a` in the nearest enclosing symbol table, then `@b`
     inside it. Returns None when any part is missing."""

@@ -23,7 +23,7 @@ from iree.compiler import ir
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
-from autotune_dialect import interop
+import autotune_dialect.interop as interop
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import DiagnosticError, op_error
 from autotune_dialect.flow import DispatchOp

@@ -72,24 +72,42 @@ class VerbatimOp(IRDLOperation):
 
     text = prop_def(StringAttr)
 
-    def __init__(self, text: str, function_arities: dict[str, int] | None = None):
+    def __init__(
+        self,
+        text: str,
+        function_arities: dict[str, int] | None = None,
+        function_signatures: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
+    ):
         super().__init__(properties={"text": StringAttr(text)})
+        if function_signatures is not None and function_arities is None:
+            function_arities = {name: len(sig[0]) for name, sig in function_signatures.items()}
         self._function_arities = function_arities
+        self._function_signatures = function_signatures
 
     def function_arities(self) -> dict[str, int]:
         """Argument count of each `func.func` directly inside the kept module (IREE reads
         the text when the import did not record them)."""
         arities = getattr(self, "_function_arities", None)
         if arities is None:
+            signatures = self.function_signatures()
+            arities = {name: len(inputs) for name, (inputs, _) in signatures.items()}
+            self._function_arities = arities
+        return arities
+
+    def function_signatures(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        """(argument types, result types) of each `func.func` directly inside the kept
+        module, as MLIR text (IREE reads the text when the import did not record them)."""
+        signatures = getattr(self, "_function_signatures", None)
+        if signatures is None:
             from iree.compiler import ir
 
             from autotune_dialect.bridge import iree_context
-            from autotune_dialect.importer import function_arities
+            from autotune_dialect.importer import function_signatures
 
             with iree_context():
-                arities = function_arities(ir.Operation.parse(self.text.data).operation)
-            self._function_arities = arities
-        return arities
+                signatures = function_signatures(ir.Operation.parse(self.text.data).operation)
+            self._function_signatures = signatures
+        return signatures
 
     @classmethod
     def parse(cls, parser: Parser) -> VerbatimOp:

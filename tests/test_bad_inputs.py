@@ -68,5 +68,5 @@ def test_bad_input_is_reported_at_its_place(path, results):
     first = result.stderr.split("\n", 1)[0]
     prefix = "error: " if line is None else f"{path}:{line}:{column}: error: "
     assert first.startswith(prefix), first
-    assert message in first[len(prefix) :], first
+    assert message.replace("{FILE}", str(path)) in first[len(prefix) :], first
     assert not out.exists()

@@ -2,7 +2,7 @@
 
 Every `tests/data/verify/*.mlir` is a valid module except for one broken rule and starts
 with `// expected-error: LINE:COL: error: MESSAGE`; the first line of the rendered
-diagnostic must be `PATH:LINE:COL: error: MESSAGE`.
+diagnostic must be `PATH:LINE:COL: error: MESSAGE` (`{FILE}` in MESSAGE stands for PATH).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_reports_expected_error(path):
     with pytest.raises(DiagnosticError) as info:
         parse_module(text, str(path))
     rendered = info.value.render().split("\n")
-    assert rendered[0] == f"{path}:{expected}"
+    assert rendered[0] == f"{path}:{expected}".replace("{FILE}", str(path))
     # The source line and a caret under the reported column follow.
     line, col = (int(n) for n in expected.split(":")[:2])
     assert rendered[1] == text.split("\n")[line - 1]
@@ -316,3 +316,108 @@ module {
   autotune.group @f variants([@f1, @f2]) {choice = @f2}
 }
 """
+
+
+# --- places of parse errors ---------------------------------------------------------------
+
+
+def test_unbalanced_brackets_are_found_where_to_fix_them():
+    from autotune_dialect.brackets import unbalanced
+
+    assert unbalanced('module {\n  "x"() {a = "}"} : () -> () // }\n}\n', "f") is None
+    extra = unbalanced("module {\n  util.func @f() {\n  }\n}\n}\n", "f")
+    assert (extra.location.line, extra.location.column) == (5, 1)
+    assert extra.message == "unexpected '}': no open region here"
+    # A `}` indented deeper than the region it would close is the extra one.
+    stray_close = unbalanced("module {\n  a {\n      }\n    b\n  }\n}\n", "f")
+    assert (stray_close.location.line, stray_close.location.column) == (3, 7)
+    # A `{` that the next, less indented `}` skips is the one never closed.
+    stray_open = unbalanced("module {\n  a {\n    b {\n  }\n}\n", "f")
+    assert (stray_open.location.line, stray_open.location.column) == (3, 7)
+    assert stray_open.message.startswith("unterminated region: no '}' closes this '{'")
+    truncated = unbalanced("module {\n  a {\n    b", "f")
+    assert (truncated.location.line, truncated.location.column) == (3, 6)
+    assert truncated.message == (
+        "unexpected end of input: unterminated region opened at f:2:5; 1 more open around it"
+    )
+    wrong = unbalanced("module {\n  f(a]\n}\n", "f")
+    assert (wrong.location.line, wrong.location.column) == (2, 6)
+    assert "the '(' opened at f:2:4 is not closed (expected ')')" in wrong.message
+
+
+def test_offsets_of_rewritten_groups_and_calls_map_back():
+    from autotune_dialect.group_syntax import to_generic_with_offsets
+
+    text = (
+        "module {\n"
+        "  autotune.group @g variants([@a,\n"
+        "                            @b]) {\n"
+        '    policy = "online" // kept\n'
+        "  }\n"
+        "  %0 = util.call @g(%x) {k = 1} : (f32) -> f32\n"
+        "}\n"
+    )
+    generic, offsets = to_generic_with_offsets(text, "f")
+    assert generic.count("\n") == text.count("\n")
+    assert '"autotune.group"() <{sym_name = "g"' in generic
+    assert '"autotune.call"(%x) {callee = @g, call = "util.call", k = 1} : (f32) -> f32' in generic
+    for needle in ("@b]", 'policy = "online"', "(%x)", "k = 1", "(f32) -> f32"):
+        assert offsets.original(generic.index(needle)) == text.index(needle), needle
+    # Written text maps to what it stands for: the keyword, the group's name.
+    assert offsets.original(generic.index('"autotune.group"')) == text.index("autotune.group")
+    assert offsets.original(generic.index('"g"')) == text.index("@g")
+
+
+def test_a_group_whose_variants_disagree_is_reported_before_its_dispatch():
+    # The dispatch comes first in the file, and passes 3 kernel arguments to kernels of 2.
+    text = """module {
+  util.func public @main(%lhs: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    %0 = flow.dispatch @ex::@mm(%lhs, %lhs) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    util.return %0 : tensor<8x8xf32>
+  }
+  flow.executable private @ex {
+    flow.executable.export public @mm_0 workgroups() -> (index, index, index) {
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }
+    flow.executable.export public @mm_1 workgroups() -> (index, index, index) {
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+      flow.return %x, %y, %z : index, index, index
+    }
+    autotune.group @mm variants([@mm_0, @mm_1])
+    builtin.module {
+      func.func @mm_0(%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8x8xf32>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<8x8xf32>>) {
+        return
+      }
+      func.func @mm_1(%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8x8xf16>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<8x8xf32>>) {
+        return
+      }
+    }
+  }
+}
+"""
+    with pytest.raises(DiagnosticError) as info:
+        parse_module(text, "g.mlir")
+    assert (info.value.location.line, info.value.location.column) == (15, 5)
+    assert info.value.message.startswith(
+        "'autotune.group' op variant @mm_1 of autotune.group @mm has type "
+        "(!iree_tensor_ext.dispatch.tensor<readonly:tensor<8x8xf16>>, "
+    )
+    assert "but @mm_0 has type (!iree_tensor_ext.dispatch.tensor<readonly:tensor<8x8xf32>>" in (
+        info.value.message
+    )
+
+
+def test_duplicate_symbols_name_the_first_definition():
+    text = """module {
+  util.func private @f(%x: f32) -> f32 {
+    util.return %x : f32
+  }
+  autotune.group @g variants([@f])
+  autotune.group @f variants([@f])
+}
+"""
+    with pytest.raises(DiagnosticError) as info:
+        parse_module(text, "d.mlir")
+    assert str(info.value.location) == "d.mlir:6:3"
+    assert info.value.message == "duplicate symbol @f; first defined at d.mlir:2:3"

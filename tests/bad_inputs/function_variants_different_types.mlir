@@ -1,4 +1,4 @@
-// expected-error: 10:3: 'autotune.group' op variant @f2 has type (tensor<4xf32>, f32) -> tensor<4xf32>, but @f1 has type (tensor<4xf32>) -> tensor<4xf32>; all variants must have the same function type
+// expected-error: 10:3: 'autotune.group' op variant @f2 of autotune.group @f has type (tensor<4xf32>, f32) -> tensor<4xf32>, but @f1 has type (tensor<4xf32>) -> tensor<4xf32>; all variants must have the same function type
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

@@ -1,4 +1,4 @@
-// expected-error: 2:1: 'builtin.module' op Redefinition of symbol "f1"
+// expected-error: 10:3: duplicate symbol @f1; first defined at {FILE}:3:3
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

@@ -1,4 +1,4 @@
-// expected-error: 12:5: 'autotune.group' op @mm_1 is also the name of a 'flow.executable.export' in the enclosing flow.executable
+// expected-error: 12:5: duplicate symbol @mm_1; first defined at {FILE}:8:5
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 26:4: expected operation name in quotes
+// expected-error: 14:7: unexpected '}': no open region here (it would close the region opened at {FILE}:13:20, which is indented less)
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

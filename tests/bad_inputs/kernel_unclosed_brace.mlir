@@ -1,4 +1,4 @@
-// expected-error: 19:8: expected operation name in quotes
+// expected-error: 19:8: unexpected end of input: unterminated region opened at {FILE}:13:20; 2 more open around it
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 23:103: expected operation name in quotes
+// expected-error: 23:103: unexpected end of input: unterminated region opened at {FILE}:22:91; 1 more open around it
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

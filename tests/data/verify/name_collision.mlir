@@ -1,4 +1,4 @@
-// expected-error: 19:5: error: 'autotune.group' op @add is also the name of a 'hal.executable.export' in the enclosing hal.executable.source
+// expected-error: 19:5: error: duplicate symbol @add; first defined at {FILE}:7:5
 // The container's symbol table rejects the duplicate before the group's own name check runs.
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">

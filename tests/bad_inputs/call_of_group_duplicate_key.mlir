@@ -1,0 +1,15 @@
+// expected-error: 12:37: duplicate key 'tag' in dictionary attribute
+module {
+  util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
+    util.return %x : tensor<4xf32>
+  }
+  util.func private @f2(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = util.optimization_barrier %x : tensor<4xf32>
+    util.return %0 : tensor<4xf32>
+  }
+  autotune.group @f variants([@f1, @f2])
+  util.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = util.call @f(%x) {tag = 1, tag = 2} : (tensor<4xf32>) -> tensor<4xf32>
+    util.return %0 : tensor<4xf32>
+  }
+}
