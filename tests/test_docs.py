@@ -1,25 +1,38 @@
-"""The tutorial runs as written: every ```sh and ```python block of docs/tutorial.md, in
-order, in one empty folder; and docs/tutorial.ipynb executes without an error.
+"""The docs run as written: every ```sh and ```python block of every page of docs/ and of
+the README, in order, in one folder per page (empty for the tutorial; with a copy of
+`examples/` and a `.venv` link for the other pages, whose commands name those paths); and
+docs/tutorial.ipynb executes without an error. docs/triton.md and every `import-triton`
+command run in test_triton_docs.py, which also checks what they write.
 
 Shell blocks run in `bash -euo pipefail` with this interpreter's scripts folder (the venv's
 `bin/`) first on PATH; Python blocks run in one shared namespace, like a reader's session.
 The tuning cache is the per-test one of `conftest.py` (`IREE_AUTOTUNE_CACHE`), so nothing
-is written to the user's cache.
+is written to the user's cache. Blocks of `make` targets and benchmark runs are the
+project's own entry points, which CI (`make test`) or a person (`make demo`; `make bench`,
+about an hour) runs.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
 import nbclient
 import nbformat
+import pytest
 
-DOCS = Path(__file__).parent.parent / "docs"
+ROOT = Path(__file__).parent.parent
+DOCS = ROOT / "docs"
 TUTORIAL = DOCS / "tutorial.md"
+PAGES = sorted(
+    [p for p in DOCS.glob("*.md") if p.name not in ("tutorial.md", "triton.md")]
+    + [ROOT / "README.md"]
+)
 NOTEBOOK = DOCS / "tutorial.ipynb"
 BLOCK = re.compile(
     r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL
@@ -70,21 +83,32 @@ def test_the_tutorial_covers_the_whole_flow():
     assert sum(lang == "python" for lang, _, _ in blocks) >= 3
 
 
-def test_every_tutorial_block_runs_in_order(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+ENTRY_POINTS = ("make ", ".venv/bin/python -m benchmarks.run")
+IMPORT_TRITON = "iree-autotune import-triton"  # run, and its output checked, by test_triton_docs
+
+
+def runs_entry_points_only(code: str) -> bool:
+    """A block of `make` targets and benchmark runs: the project's own entry points."""
+    return all(not ln.strip() or ln.startswith(ENTRY_POINTS) for ln in code.splitlines())
+
+
+def run_blocks(page: Path, folder: Path) -> int:
+    """Run the ```sh and ```python blocks of `page` in order in `folder`; how many ran."""
     env = scripts_env()
-    namespace: dict = {"__name__": "__tutorial__"}
+    namespace: dict = {"__name__": "__docs__"}
     ran = 0
-    for lang, code, line in fenced_blocks(TUTORIAL.read_text()):
-        where = f"{TUTORIAL.name}:{line}"
+    for lang, code, line in fenced_blocks(page.read_text()):
+        where = f"{page.name}:{line}"
+        if lang == "sh" and (runs_entry_points_only(code) or IMPORT_TRITON in code):
+            continue
         if lang == "sh":
             done = subprocess.run(
                 ["bash", "-euo", "pipefail", "-c", code],
-                cwd=tmp_path,
+                cwd=folder,
                 env=env,
                 capture_output=True,
                 text=True,
-                timeout=300,
+                timeout=600,
                 check=False,
             )
             assert done.returncode == 0, (
@@ -93,9 +117,35 @@ def test_every_tutorial_block_runs_in_order(tmp_path, monkeypatch):
             )
             ran += 1
         elif lang == "python":
-            exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the tutorial's code
+            cwd = os.getcwd()
+            os.chdir(folder)
+            try:
+                exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the docs' code
+            finally:
+                os.chdir(cwd)
             ran += 1
-    assert ran >= 8
+    return ran
+
+
+def test_every_tutorial_block_runs_in_order(tmp_path):
+    assert run_blocks(TUTORIAL, tmp_path) >= 8
+
+
+def test_every_block_has_a_language():
+    for page in [*PAGES, TUTORIAL, DOCS / "triton.md"]:
+        for lang, code, line in fenced_blocks(page.read_text()):
+            assert lang, f"{page.name}:{line}: a block without a language ({code[:40]!r})"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_block_of_the_page_runs_in_order(page, tmp_path):
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    blocks = fenced_blocks(page.read_text())
+    runnable = [code for lang, code, _ in blocks if lang in RUNNABLE]
+    ran = run_blocks(page, tmp_path)
+    skipped = [c for c in runnable if runs_entry_points_only(c) or IMPORT_TRITON in c]
+    assert ran == len(runnable) - len(skipped)
 
 
 def test_the_notebook_executes(tmp_path):
