@@ -394,8 +394,10 @@ class Lowering:
         if policy == "static":
             new = em.add(self.variant_op(site, self.static_choice(site)))
             results = list(new.results)
-        elif policy == "online" and not _in_initializer(op):
+        elif policy == "online" and not _in_initializer(op) and not _results_unused(op):
             results = self.tie_shapes(em, site, self.lower_online(em, site))
+        elif policy == "online" and not _in_initializer(op):
+            results = self.tie_shapes(em, site, self.lower_unexplored(em, site))
         else:  # explicit, init, and online groups used while the module loads
             results = self.tie_shapes(em, site, self.lower_stored(em, site))
         for old, new_value in zip(op.results, results, strict=True):
@@ -503,6 +505,32 @@ class Lowering:
             return e.call(callee, [*key, *site.op.operands], types)
 
         return em.if_(hit, types, committed, exploring)
+
+    def lower_unexplored(self, em: Emitter, site: Site) -> list[SSAValue]:
+        """An online site whose results nothing reads runs the key's committed variant, or
+        the reference before the commit, and never explores: `iree-compile` cannot build a
+        call of an outlined exploration function whose results it drops, and timing or
+        checking results nobody reads tells nothing."""
+        group = site.group
+        zero = em.i32(0)
+        if site.static_key is not None:
+            name = self.choice_global(group, group.key_index(site.static_key))
+            choice = em.value(util.GlobalLoadOp(name, i32))
+            committed = em.cmp("sge", choice, zero)
+        else:
+            group.uses_dynamic_cache = True
+            choice = em.value(
+                util.GlobalLoadOp(self.state_global(group, "dyn.choice", i32, -1), i32)
+            )
+            conditions = [em.cmp("sge", choice, zero)]
+            for i, value in enumerate(em.to_i64(w) for w in site.key):
+                cached = em.value(
+                    util.GlobalLoadOp(self.state_global(group, f"dyn.w{i}", i64, 0), i64)
+                )
+                conditions.append(em.cmp("eq", cached, value))
+            committed = em.all_of(conditions)
+        variant = em.select(committed, choice, em.i32(group.default_index))
+        return self.chain(em, variant, site, lambda e, v: self.variant_op(site, v))
 
     def exploration_function(
         self, site: Site, arity: int, choice_name: str, key_names: list[str]
@@ -1056,6 +1084,11 @@ def generated_location(name: str, group: Group) -> NameLoc:
     """The location of a module-level function the lowering makes for several groups:
     its name, at the first group's place."""
     return NameLoc(StringAttr(f"@{name}"), group.op.location)
+
+
+def _results_unused(op: Operation) -> bool:
+    """Whether `op` has results and nothing reads any of them."""
+    return bool(op.results) and not any(r.uses for r in op.results)
 
 
 def _text_without_locations(op: Operation) -> str:

@@ -43,7 +43,8 @@ TOTAL = int(os.environ.get("FUZZ_EXAMPLES", CI_EXAMPLES))
 RANDOMIZED = "FUZZ_EXAMPLES" in os.environ
 DEADLINE_S = 20.0
 """Wall-clock limit of one example; a normal one takes well under a second."""
-FILENAME = "fuzz.mlir"
+FILENAME = str(DATA / "cuda" / "fuzz.mlir")
+"""Where the inputs are said to be: relative object paths (`vecadd.ptx`) resolve there."""
 
 SEEDS: dict[str, str] = {
     **{

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 from modules import tagged_module
+from test_lowering import tag_of
 
 from autotune_runtime.session import load
 from lowering import compile
@@ -708,3 +709,40 @@ def test_a_damaged_page_costs_only_the_decisions_on_it(tmp_path):
     assert len(list(TuningCache(path).entries())) == len(kept) + 1  # the new file is healthy
     (aside,) = tmp_path.glob("paged.sqlite3.corrupt-*")
     assert aside.read_bytes() == bytes(data)  # the damaged file is kept as it was
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_an_online_dispatch_whose_results_are_unused_compiles_and_explores_nowhere(dynamic):
+    """`iree-compile` cannot build a call of an outlined exploration function whose results
+    it drops; such a site runs the committed variant, or the reference, and the used site
+    beside it tunes as usual."""
+    from modules import function_group_module
+
+    text = tagged_module(dynamic=dynamic)
+    used = "    %r = flow.dispatch @tagged::@add"
+    unused = used.replace("%r =", "%unused =")
+    line = next(ln for ln in text.splitlines() if ln.startswith(used))
+    text = text.replace(line, line.replace("%r =", "%unused =") + "\n" + line)
+    assert unused in text
+    lowered = lower_to_iree(text)
+    assert lowered.count("util.call @__autotune.g0.add.explore") == 1  # the used site only
+    module = load(compile(text), device="local-sync", cache=False)
+    x = np.zeros(16, np.float32)
+    calls = 0
+    while not module.decisions() and calls < 200:  # variant k adds k + 1 (the tests' tolerance)
+        assert tag_of(module.run(x)) in (0, 1, 2)
+        calls += 1
+    ((key, _),) = module.decisions().items()
+    assert key == ("tagged::add", (16,) if dynamic else ())
+    module.close()
+    calls_of_f = function_group_module().replace(
+        "    %r = util.call @f(%a)",
+        "    %unused = util.call @f(%a) : (tensor<16xf32>) -> "
+        "tensor<16xf32>\n    %r = util.call @f(%a)",
+    )
+    assert "%unused = util.call @f" in calls_of_f
+    module = load(compile(calls_of_f), device="local-sync", cache=False)
+    x = np.arange(16, dtype=np.float32)
+    added = module.call_f(x) - x
+    assert added[0] in (1.0, 2.0, 3.0) and np.all(added == added[0])  # one variant's tag
+    module.close()

@@ -1,5 +1,4 @@
-// expected-error: <compile>: object file could not be loaded
-// compile-args: --target cuda --arch sm_80
+// expected-error: 5:3: cannot read object file "no_such_kernels.ptx" of @ptx (No such file or directory
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {
