@@ -110,14 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave out the loc(...) that name each op's place in the input",
     )
     policy_options(lower)
-    lower.set_defaults(run=cmd_lower)
+    lower.set_defaults(run=cmd_lower, quick_exit=True)
 
     xdsl = sub.add_parser(
         "xdsl", help="write a module in xDSL's syntax, which the stock xdsl-opt reads"
     )
     xdsl.add_argument("input", metavar="IN.mlir")
     xdsl.add_argument("-o", "--output", metavar="OUT.mlir", help="output file (default: stdout)")
-    xdsl.set_defaults(run=cmd_xdsl)
+    xdsl.set_defaults(run=cmd_xdsl, quick_exit=True)
 
     comp = sub.add_parser("compile", help="lower and compile to a .vmfb")
     comp.add_argument("input", metavar="IN.mlir")
@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     comp.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
     policy_options(comp)
-    comp.set_defaults(run=cmd_compile)
+    comp.set_defaults(run=cmd_compile, quick_exit=True)
 
     add_runtime_commands(sub)
     add_import_triton_command(sub)
@@ -136,7 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    return run_command(build_parser().parse_args(argv))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed command; every failure is a message and a non-zero status."""
     try:
         return args.run(args)
     except DiagnosticError as err:
@@ -176,5 +180,19 @@ def internal_error(input_path: str | None) -> str:
     )
 
 
+def console_main() -> None:
+    """The `iree-autotune` command. Commands that only turn one text into another
+    (`lower`, `xdsl`, `compile`) end the process as soon as their output is written: the
+    interpreter would otherwise spend seconds freeing the IR of a large module, one object
+    at a time, with nothing left to do."""
+    args = build_parser().parse_args()
+    rc = run_command(args)
+    if getattr(args, "quick_exit", False):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(rc)
+    sys.exit(rc)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()
