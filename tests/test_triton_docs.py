@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import ast
 import functools
-import os
 import re
 import shutil
 import subprocess
-import sysconfig
 from pathlib import Path
 
 import pytest
 from conftest import DATA
+from test_docs import scripts_env
 from vmfb_cuda import cuda_exports
 
 from lowering.triton import ImportedKernel
@@ -166,8 +165,7 @@ def test_documented_command_runs_as_written(where, code, tmp_path, triton_cache)
         ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__")
     )
     before = set(tmp_path.rglob("*"))
-    env = dict(os.environ)
-    env["PATH"] = sysconfig.get_path("scripts") + os.pathsep + env.get("PATH", "")
+    env = scripts_env()
     env["TRITON_CACHE_DIR"] = str(triton_cache)
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", code],
