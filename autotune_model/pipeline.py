@@ -55,7 +55,8 @@ from autotune_model.report import (
     TuneReport,
 )
 from autotune_model.sizes import host_values
-from lowering.autotune_to_iree import load_decisions, lower_module
+from lowering.autotune_to_iree import lower_module
+from lowering.decisions import load_decisions
 from lowering.dispatch_configs import DispatchConfig, default_configs
 from lowering.driver import (
     compile_lowered,

@@ -1,0 +1,237 @@
+"""The `online` policy: the committed path and the outlined exploration and validation
+functions of a site."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    IntegerType,
+    TensorType,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from autotune_dialect import flow, util
+from autotune_dialect.mlir_text import parse_attribute_text
+from autotune_runtime import interface
+from lowering.emitter import Emitter, locate_arguments
+from lowering.groups import Site
+
+
+class Exploration:
+    """Lowering of `online` sites (a part of `Lowering`)."""
+
+    def lower_online(self, em: Emitter, site: Site) -> list[SSAValue]:
+        """A committed key runs its variant through the chain, as `explicit` does; every
+        other call goes to the site's exploration function, out of line, so that the
+        committed path has nothing of exploration in it (no host call, no fence, no
+        branch that splits IREE's stream of dispatches)."""
+        group = site.group
+        arity = len(site.key)
+        key = [em.to_i64(w) for w in site.key]
+        zero = em.i32(0)
+        if site.static_key is not None:
+            choice_name = self.choice_global(group, group.key_index(site.static_key))
+            key_names: list[str] = []
+            choice = em.value(util.GlobalLoadOp(choice_name, i32))
+            hit = em.cmp("sge", choice, zero)
+        else:
+            group.uses_dynamic_cache = True
+            choice_name = self.state_global(group, "dyn.choice", i32, -1)
+            key_names = [self.state_global(group, f"dyn.w{i}", i64, 0) for i in range(arity)]
+            choice = em.value(util.GlobalLoadOp(choice_name, i32))
+            conditions = [em.cmp("sge", choice, zero)]
+            for name, value in zip(key_names, key, strict=True):
+                cached = em.value(util.GlobalLoadOp(name, i64))
+                conditions.append(em.cmp("eq", cached, value))
+            hit = em.all_of(conditions)
+        types = [r.type for r in site.op.results]
+
+        def committed(e: Emitter) -> list[SSAValue]:
+            return self.chain(e, choice, site, lambda c, v: self.variant_op(site, v))
+
+        def exploring(e: Emitter) -> list[SSAValue]:
+            callee = self.exploration_function(site, arity, choice_name, key_names)
+            return e.call(callee, [*key, *site.op.operands], types)
+
+        return em.if_(hit, types, committed, exploring)
+
+    def lower_unexplored(self, em: Emitter, site: Site) -> list[SSAValue]:
+        """An online site whose results nothing reads runs the key's committed variant, or
+        the reference before the commit, and never explores: `iree-compile` cannot build a
+        call of an outlined exploration function whose results it drops, and timing or
+        checking results nobody reads tells nothing."""
+        group = site.group
+        zero = em.i32(0)
+        if site.static_key is not None:
+            name = self.choice_global(group, group.key_index(site.static_key))
+            choice = em.value(util.GlobalLoadOp(name, i32))
+            committed = em.cmp("sge", choice, zero)
+        else:
+            group.uses_dynamic_cache = True
+            choice = em.value(
+                util.GlobalLoadOp(self.state_global(group, "dyn.choice", i32, -1), i32)
+            )
+            conditions = [em.cmp("sge", choice, zero)]
+            for i, value in enumerate(em.to_i64(w) for w in site.key):
+                cached = em.value(
+                    util.GlobalLoadOp(self.state_global(group, f"dyn.w{i}", i64, 0), i64)
+                )
+                conditions.append(em.cmp("eq", cached, value))
+            committed = em.all_of(conditions)
+        variant = em.select(committed, choice, em.i32(group.default_index))
+        return self.chain(em, variant, site, lambda e, v: self.variant_op(site, v))
+
+    def exploration_function(
+        self, site: Site, arity: int, choice_name: str, key_names: list[str]
+    ) -> str:
+        """`util.func` (never inlined) taking a site's key and operands: it asks the host
+        which variant to run, times it, checks its results against the reference's while
+        it is unvalidated, and stores the choice once the host commits one."""
+
+        def body(em: Emitter, inner: Site, leading: list[SSAValue], _) -> list[SSAValue]:
+            results = self.explore(em, inner, leading, choice_name, key_names)
+            return self.tie_shapes(em, inner, results)
+
+        return self.outlined_function(site, "explore", [i64] * arity, [], body)
+
+    def outlined_function(
+        self,
+        site: Site,
+        what: str,
+        leading: list[Attribute],
+        trailing: list[Attribute],
+        body: Callable[[Emitter, Site, list[SSAValue], list[SSAValue]], list[SSAValue]],
+    ) -> str:
+        """A private `util.func`, never inlined, taking `leading` values, the site's
+        operands and `trailing` values, and returning what `body` returns for a copy of the
+        site on its arguments (the key of that copy is the last `len(site.key)` leading
+        values). Its name."""
+        group = site.group
+        name = self.fresh(group.symbol(f"{what}{self.outlined_functions}"))
+        self.outlined_functions += 1
+        operand_types = [o.type for o in site.op.operands]
+        block = Block(arg_types=[*leading, *operand_types, *trailing])
+        first = list(block.args[: len(leading)])
+        operands = block.args[len(leading) : len(leading) + len(operand_types)]
+        last = list(block.args[len(leading) + len(operand_types) :])
+        key = first[len(first) - len(site.key) :]
+        shadow = site.op.clone(value_mapper=dict(zip(site.op.operands, operands, strict=True)))
+        inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
+        location = group.location(f"@{name}", site.op)
+        locate_arguments(block, location)
+        em = Emitter(block, location=location)
+        em.add(util.ReturnOp(body(em, inner, first, last)))
+        shadow.erase()
+        types = [r.type for r in site.op.results]
+        fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
+        fn.location = location
+        fn.attributes["inlining_policy"] = parse_attribute_text("#util.inline.never")
+        self.exports.append(fn)
+        return name
+
+    def explore(
+        self, em: Emitter, site: Site, key: list[SSAValue], choice_name: str, key_names: list[str]
+    ) -> list[SSAValue]:
+        group = site.group
+        arity = len(key)
+        gid = em.i64(group.gid)
+        i1 = IntegerType(1)
+        variant, committed, check = self.host(em, interface.select(arity), [gid, *key])
+        done = em.cmp("ne", committed, em.i32(0))
+
+        def commit(c: Emitter) -> list[SSAValue]:
+            c.add(util.GlobalStoreOp(variant, choice_name))
+            for name, value in zip(key_names, key if key_names else [], strict=True):
+                c.add(util.GlobalStoreOp(value, name))
+            return []
+
+        em.if_(done, [], commit)
+        explore = em.value(arith.XOrIOp(done, em.const(1, i1)))
+        validate = em.value(arith.AndIOp(explore, em.cmp("ne", check, em.i32(0))))
+        tensors = [a for a in site.op.operands if isinstance(a.type, TensorType)]
+        types = [r.type for r in site.op.results]
+
+        def start_clock(e: Emitter) -> list[SSAValue]:
+            e.wait_for(tensors)
+            return self.host(e, interface.now_ns(), [])
+
+        (t0,) = em.if_(explore, [i64], start_clock, lambda e: [e.i64(0)])
+        results = self.chain(em, variant, site, lambda c, v: self.variant_op(site, v))
+
+        def stop_clock(e: Emitter) -> list[SSAValue]:
+            e.wait_for([r for r in results if isinstance(r.type, TensorType)])
+            (t1,) = self.host(e, interface.now_ns(), [])
+            elapsed = e.value(arith.SubiOp(t1, t0))
+            self.host(e, interface.record(arity), [gid, variant, elapsed, *key])
+            return []
+
+        em.if_(explore, [], stop_clock)
+        if any(t >= 0 for t in self.tied(site)) or not self.result_tensors(site):
+            return results  # in-place or tensor-less: the explored run is the only run
+
+        # While a variant is unvalidated (always while exploring), its result is checked
+        # against the reference's on the same inputs, and the caller gets the reference's.
+        def with_reference(e: Emitter) -> list[SSAValue]:
+            callee = self.validation_function(site, arity)
+            return e.call(callee, [variant, *key, *site.op.operands, *results], types)
+
+        def unchanged(e: Emitter) -> list[SSAValue]:
+            # Yielding `results` as they are would keep one result buffer alive per call
+            # (measured); through a barrier they are released. The barrier hides dynamic
+            # dimensions, so they are tied again.
+            dims = [e.dynamic_dims(r) if isinstance(r.type, TensorType) else [] for r in results]
+            kept = e.add(util.OptimizationBarrierOp(results)).results
+            return [
+                e.value(flow.TensorTieShapeOp(k, d)) if d else k
+                for k, d in zip(kept, dims, strict=True)
+            ]
+
+        return em.if_(validate, types, with_reference, unchanged)
+
+    def validation_function(self, site: Site, arity: int) -> str:
+        """`util.func` taking a variant's results and the site's operands: it runs the
+        reference on the operands, has the host compare the results, and returns the
+        reference's. Kept out of line (never inlined): exporting the results for the host
+        inside the dispatching function kept one result buffer alive per call, even when
+        the branch was not taken. It dispatches one variant, the reference, whatever the
+        group's size: the chain is not repeated here (a copy of it per dispatch site made
+        `iree-compile` 2.5x slower at 300 groups)."""
+        group = site.group
+        types = [r.type for r in site.op.results]
+
+        def body(em: Emitter, inner: Site, leading, results) -> list[SSAValue]:
+            variant, key = leading[0], leading[1:]
+            gid = em.i64(group.gid)
+            reference = group.variants[group.default_index]
+            expected = list(em.add(self.variant_op(inner, reference)).results)
+            self.compare_results(em, inner, variant, results, expected, key, gid)
+            return expected
+
+        return self.outlined_function(site, "validate", [i32, *([i64] * arity)], types, body)
+
+    def tied(self, site: Site) -> list[int]:
+        if isinstance(site.op, flow.DispatchOp):
+            return site.op.tied_operand_indices()
+        return [-1] * len(site.op.results)
+
+    def result_tensors(self, site: Site) -> list[int]:
+        return [i for i, r in enumerate(site.op.results) if isinstance(r.type, TensorType)]
+
+    def site_result_dims(self, site: Site) -> list[list[SSAValue]]:
+        if isinstance(site.op, flow.DispatchOp):
+            return site.op.result_dims_of()
+        return [[] for _ in site.op.results]
+
+    def compare_results(self, em: Emitter, site, variant, results, expected, key, gid) -> None:
+        dims = self.site_result_dims(site)
+        for index in self.result_tensors(site):
+            # A dispatch states its results' dynamic dimensions; a function's results carry
+            # their own (they may differ between the variant and the reference).
+            got = em.view(results[index], dims[index] or em.dynamic_dims(results[index]))
+            want = em.view(expected[index], dims[index] or em.dynamic_dims(expected[index]))
+            signature = interface.compare(len(key))
+            self.host(em, signature, [gid, variant, em.i32(index), *key], [got, want])
