@@ -92,6 +92,19 @@ def runs_entry_points_only(code: str) -> bool:
     return all(not ln.strip() or ln.startswith(ENTRY_POINTS) for ln in code.splitlines())
 
 
+def run_sh(code: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A docs shell block run as a reader runs it: bash, stopping at the first failure."""
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", code],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
 def run_blocks(page: Path, folder: Path) -> int:
     """Run the ```sh and ```python blocks of `page` in order in `folder`; how many ran."""
     env = scripts_env()
@@ -102,15 +115,7 @@ def run_blocks(page: Path, folder: Path) -> int:
         if lang == "sh" and (runs_entry_points_only(code) or IMPORT_TRITON in code):
             continue
         if lang == "sh":
-            done = subprocess.run(
-                ["bash", "-euo", "pipefail", "-c", code],
-                cwd=folder,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-            )
+            done = run_sh(code, folder, env)
             assert done.returncode == 0, (
                 f"the sh block at {where} failed ({done.returncode}):\n{code}\n"
                 f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"

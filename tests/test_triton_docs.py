@@ -17,12 +17,11 @@ import ast
 import functools
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import DATA
-from test_docs import scripts_env
+from test_docs import run_sh, scripts_env
 from vmfb_cuda import cuda_exports
 
 from lowering.triton import ImportedKernel
@@ -167,15 +166,7 @@ def test_documented_command_runs_as_written(where, code, tmp_path, triton_cache)
     before = set(tmp_path.rglob("*"))
     env = scripts_env()
     env["TRITON_CACHE_DIR"] = str(triton_cache)
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_sh(code, tmp_path, env)
     assert done.returncode == 0, f"{where} failed:\n{done.stderr[-3000:]}"
     assert "Traceback" not in done.stderr and "warning" not in done.stderr.lower(), done.stderr
     written = sorted(set(tmp_path.rglob("*")) - before)
