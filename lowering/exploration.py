@@ -29,32 +29,15 @@ class Exploration:
         other call goes to the site's exploration function, out of line, so that the
         committed path has nothing of exploration in it (no host call, no fence, no
         branch that splits IREE's stream of dispatches)."""
-        group = site.group
-        arity = len(site.key)
         key = [em.to_i64(w) for w in site.key]
-        zero = em.i32(0)
-        if site.static_key is not None:
-            choice_name = self.choice_global(group, group.key_index(site.static_key))
-            key_names: list[str] = []
-            choice = em.value(util.GlobalLoadOp(choice_name, i32))
-            hit = em.cmp("sge", choice, zero)
-        else:
-            group.uses_dynamic_cache = True
-            choice_name = self.state_global(group, "dyn.choice", i32, -1)
-            key_names = [self.state_global(group, f"dyn.w{i}", i64, 0) for i in range(arity)]
-            choice = em.value(util.GlobalLoadOp(choice_name, i32))
-            conditions = [em.cmp("sge", choice, zero)]
-            for name, value in zip(key_names, key, strict=True):
-                cached = em.value(util.GlobalLoadOp(name, i64))
-                conditions.append(em.cmp("eq", cached, value))
-            hit = em.all_of(conditions)
+        choice, hit, choice_name, key_names = self.committed_choice(em, site, key)
         types = [r.type for r in site.op.results]
 
         def committed(e: Emitter) -> list[SSAValue]:
             return self.chain(e, choice, site, lambda c, v: self.variant_op(site, v))
 
         def exploring(e: Emitter) -> list[SSAValue]:
-            callee = self.exploration_function(site, arity, choice_name, key_names)
+            callee = self.exploration_function(site, len(key), choice_name, key_names)
             return e.call(callee, [*key, *site.op.operands], types)
 
         return em.if_(hit, types, committed, exploring)
@@ -64,26 +47,33 @@ class Exploration:
         the reference before the commit, and never explores: `iree-compile` cannot build a
         call of an outlined exploration function whose results it drops, and timing or
         checking results nobody reads tells nothing."""
+        key = [em.to_i64(w) for w in site.key]
+        choice, hit, _, _ = self.committed_choice(em, site, key)
+        variant = em.select(hit, choice, em.i32(site.group.default_index))
+        return self.chain(em, variant, site, lambda e, v: self.variant_op(site, v))
+
+    def committed_choice(
+        self, em: Emitter, site: Site, key: list[SSAValue]
+    ) -> tuple[SSAValue, SSAValue, str, list[str]]:
+        """The stored choice for the site's key and whether it is committed, with the
+        names of the globals read: the key's choice global (static keys), or the group's
+        cache of its last committed dynamic key (`dyn.choice` and one `dyn.w<i>` per
+        workload value)."""
         group = site.group
         zero = em.i32(0)
         if site.static_key is not None:
-            name = self.choice_global(group, group.key_index(site.static_key))
-            choice = em.value(util.GlobalLoadOp(name, i32))
-            committed = em.cmp("sge", choice, zero)
-        else:
-            group.uses_dynamic_cache = True
-            choice = em.value(
-                util.GlobalLoadOp(self.state_global(group, "dyn.choice", i32, -1), i32)
-            )
-            conditions = [em.cmp("sge", choice, zero)]
-            for i, value in enumerate(em.to_i64(w) for w in site.key):
-                cached = em.value(
-                    util.GlobalLoadOp(self.state_global(group, f"dyn.w{i}", i64, 0), i64)
-                )
-                conditions.append(em.cmp("eq", cached, value))
-            committed = em.all_of(conditions)
-        variant = em.select(committed, choice, em.i32(group.default_index))
-        return self.chain(em, variant, site, lambda e, v: self.variant_op(site, v))
+            choice_name = self.choice_global(group, group.key_index(site.static_key))
+            choice = em.value(util.GlobalLoadOp(choice_name, i32))
+            return choice, em.cmp("sge", choice, zero), choice_name, []
+        group.uses_dynamic_cache = True
+        choice_name = self.state_global(group, "dyn.choice", i32, -1)
+        key_names = [self.state_global(group, f"dyn.w{i}", i64, 0) for i in range(len(key))]
+        choice = em.value(util.GlobalLoadOp(choice_name, i32))
+        conditions = [em.cmp("sge", choice, zero)]
+        for name, value in zip(key_names, key, strict=True):
+            cached = em.value(util.GlobalLoadOp(name, i64))
+            conditions.append(em.cmp("eq", cached, value))
+        return choice, em.all_of(conditions), choice_name, key_names
 
     def exploration_function(
         self, site: Site, arity: int, choice_name: str, key_names: list[str]
