@@ -34,7 +34,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from autotune_dialect.syntax import lenient, print_attr_dict_if_any, printed_attributes
+from autotune_dialect.syntax import build, lenient, print_attr_dict_if_any, printed_attributes
 
 
 def dynamic_rank(type_: Attribute) -> int:
@@ -108,10 +108,12 @@ class DispatchOp(IRDLOperation):
         tied = None
         if tied_operands is not None and any(t >= 0 for t in tied_operands):
             tied = ArrayAttr([IntegerAttr(t, IndexType()) for t in tied_operands])
-        super().__init__(
-            operands=[workload, arguments, argument_dims, result_dims],
-            properties={"entry_points": ArrayAttr(entries), "tied_operands": tied},
-            result_types=[result_types],
+        build(
+            self,
+            [*workload, *arguments, *argument_dims, *result_dims],
+            result_types,
+            {"entry_points": ArrayAttr(entries), "tied_operands": tied},
+            segments=(len(workload), len(arguments), len(argument_dims), len(result_dims)),
         )
 
     @property
@@ -282,7 +284,7 @@ class TensorTieShapeOp(IRDLOperation):
     result = result_def(ShapedType)
 
     def __init__(self, operand: SSAValue, dynamic_dims: Sequence[SSAValue]):
-        super().__init__(operands=[operand, dynamic_dims], result_types=[operand.type])
+        build(self, [operand, *dynamic_dims], [operand.type])
 
     def verify_(self) -> None:
         if len(self.dynamic_dims) != dynamic_rank(self.operand.type):

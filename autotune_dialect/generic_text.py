@@ -12,7 +12,12 @@ import re
 from io import StringIO
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FileLineColLoc,
     ModuleOp,
+    NameLoc,
+    NoneAttr,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
@@ -48,10 +53,11 @@ class GenericWriter:
         self.groups = groups
         self.locations = locations
         self.parts: list[str] = []
-        self.names: dict[SSAValue, str] = {}
+        self.names: dict[int, str] = {}  # by the value's identity (values outlive the writer)
         self.labels: dict[Block, str] = {}
         self.texts: dict[tuple[Attribute, bool], str] = {}
-        self.seen: dict[tuple[int, bool], tuple[Attribute, str]] = {}  # by identity: no hashing
+        self.seen: dict[int, tuple[Attribute, str]] = {}  # by identity: no hashing
+        self.seen_in_location: dict[int, tuple[Attribute, str]] = {}
 
     def text(self) -> str:
         return "".join(self.parts)
@@ -59,39 +65,64 @@ class GenericWriter:
     # --- attributes --------------------------------------------------------------------
 
     def attribute(self, attr: Attribute, in_location: bool = False) -> str:
-        if isinstance(attr, VerbatimAttr | VerbatimType):
-            return attr.text.data
-        if type(attr) is StringAttr:
-            return mlir_string(attr.data)
-        seen = self.seen.get((id(attr), in_location))
-        if seen is not None and seen[0] is attr:
-            return seen[1]
+        seen = self.seen_in_location if in_location else self.seen
+        known = seen.get(id(attr))
+        if known is not None and known[0] is attr:
+            return known[1]
         key = (attr, in_location)
         text = self.texts.get(key)
         if text is None:
-            out = StringIO()
-            printer = _AttributePrinter(stream=out)
-            printer.printing_location = in_location
-            printer.print_attribute(attr)
-            text = self.texts[key] = out.getvalue()
-        self.seen[(id(attr), in_location)] = (attr, text)  # holds `attr`: its id stays its own
+            text = self.texts[key] = self._attribute_text(attr, in_location)
+        seen[id(attr)] = (attr, text)  # holds `attr`: its id stays its own
         return text
+
+    def _attribute_text(self, attr: Attribute, in_location: bool) -> str:
+        # Written here for the kinds lowered modules hold by the thousand (locations, and
+        # the metadata's long strings in dictionaries), xDSL's printer for the rest.
+        kind = type(attr)
+        if kind is StringAttr:
+            return mlir_string(attr.data)  # type: ignore[attr-defined]
+        if kind is VerbatimAttr or kind is VerbatimType:
+            return attr.text.data  # type: ignore[attr-defined]
+        if kind is FileLineColLoc or kind is NameLoc:
+            text = self.location(attr)
+            return text if in_location else f"loc({text})"
+        if kind is ArrayAttr:
+            return "[" + ", ".join(self.attribute(a) for a in attr.data) + "]"  # type: ignore[attr-defined]
+        if kind is DictionaryAttr:
+            return self.dictionary(attr.data)  # type: ignore[attr-defined]
+        out = StringIO()
+        printer = _AttributePrinter(stream=out)
+        printer.printing_location = in_location
+        printer.print_attribute(attr)
+        return out.getvalue()
+
+    def location(self, loc: Attribute) -> str:
+        """A location's text inside `loc(...)`."""
+        if type(loc) is FileLineColLoc:
+            return f"{mlir_string(loc.filename.data)}:{loc.line.data}:{loc.column.data}"
+        if type(loc) is NameLoc:
+            child = loc.location
+            if isinstance(child, NoneAttr):
+                return mlir_string(loc.desc.data)
+            return f"{mlir_string(loc.desc.data)}({self.attribute(child, True)})"
+        return self.attribute(loc, True)
 
     def dictionary(self, entries: dict[str, Attribute]) -> str:
         items = []
         for key, value in entries.items():
-            name = key if _BARE_KEY.fullmatch(key) else self.attribute(StringAttr(key))
+            name = key if _BARE_KEY.fullmatch(key) else mlir_string(key)
             items.append(
-                name if isinstance(value, UnitAttr) else f"{name} = {self.attribute(value)}"
+                name if type(value) is UnitAttr else f"{name} = {self.attribute(value)}"
             )
         return "{" + ", ".join(items) + "}"
 
     # --- values and blocks -------------------------------------------------------------
 
     def value(self, value: SSAValue) -> str:
-        name = self.names.get(value)
+        name = self.names.get(id(value))
         if name is None:
-            name = self.names[value] = f"%{len(self.names)}"
+            name = self.names[id(value)] = f"%{len(self.names)}"
         return name
 
     def label(self, block: Block) -> str:
@@ -103,56 +134,61 @@ class GenericWriter:
     # --- ops ------------------------------------------------------------------------------
 
     def op(self, op: Operation, indent: str = "") -> None:
-        parts = self.parts
-        parts.append(indent)
-        if op.results:
-            parts.append(", ".join(self.value(r) for r in op.results))
-            parts.append(" = ")
-        if isinstance(op, VerbatimOp):
-            parts.append(op.text.data)
+        append = self.parts.append
+        attribute = self.attribute
+        append(indent)
+        results = op.results
+        if results:
+            value = self.value
+            append(", ".join([value(r) for r in results]))
+            append(" = ")
+        if type(op) is VerbatimOp:
+            append(op.text.data)
             if self.locations:
-                parts.append(" " + self.attribute(op.location))
-            parts.append("\n")
+                append(" " + attribute(op.location))
+            append("\n")
             return
-        properties = dict(op.properties)
-        attributes = dict(op.attributes)
+        properties = op.properties
+        attributes = op.attributes
         name = op_name(op)
         if isinstance(op, UnregisteredOp):
-            attributes.pop("op_name__", None)
-        callee = self._called_group(op, name)
+            attributes = {k: v for k, v in attributes.items() if k != "op_name__"}
+        callee = self._called_group(op, name) if self.groups else None
         if callee is not None:
             name = CALL_OF_GROUP
             attributes = {"callee": callee, "call": StringAttr(op_name(op)), **attributes}
-            properties.pop("callee", None)
-            attributes.update(properties)
+            attributes.update((k, v) for k, v in properties.items() if k != "callee")
             properties = {}
-        parts.append(f'"{name}"(')
-        parts.append(", ".join(self.value(o) for o in op.operands))
-        parts.append(")")
+        operands = op.operands
+        value = self.value
+        append(f'"{name}"(')
+        append(", ".join([value(o) for o in operands]))
+        append(")")
         if op.successors:
-            parts.append("[" + ", ".join(self.label(b) for b in op.successors) + "]")
+            append("[" + ", ".join(self.label(b) for b in op.successors) + "]")
         if properties:
-            parts.append(" <" + self.dictionary(properties) + ">")
+            append(" <" + self.dictionary(properties) + ">")
         if op.regions:
-            parts.append(" (")
+            append(" (")
             for i, region in enumerate(op.regions):
                 if i:
-                    parts.append(", ")
+                    append(", ")
                 self.region(region, indent)
-            parts.append(")")
+            append(")")
         if attributes:
-            parts.append(" " + self.dictionary(attributes))
-        inputs = ", ".join(self.attribute(o.type) for o in op.operands)
-        outputs = ", ".join(self.attribute(r.type) for r in op.results)
-        parts.append(f" : ({inputs}) -> ({outputs})")
+            append(" " + self.dictionary(attributes))
+        inputs = ", ".join([attribute(o.type) for o in operands])
+        outputs = ", ".join([attribute(r.type) for r in results])
         if self.locations:
-            parts.append(" " + self.attribute(op.location))
-        parts.append("\n")
+            append(f" : ({inputs}) -> ({outputs}) {attribute(op.location)}\n")
+        else:
+            append(f" : ({inputs}) -> ({outputs})\n")
 
     def region(self, region: Region, indent: str) -> None:
         parts = self.parts
         parts.append("{\n")
         inner = indent + "  "
+        op = self.op
         for block in region.blocks:
             args = ", ".join(self.block_argument(a) for a in block.args)
             parts.append(
@@ -160,8 +196,8 @@ class GenericWriter:
                 if args
                 else f"{indent}{self.label(block)}:\n"
             )
-            for op in block.ops:
-                self.op(op, inner)
+            for inner_op in block.ops:
+                op(inner_op, inner)
         parts.append(indent + "}")
 
     def block_argument(self, arg: BlockArgument) -> str:

@@ -26,6 +26,7 @@ from xdsl.printer import Printer
 
 from autotune_dialect.mlir_text import parse_type_text
 from autotune_dialect.syntax import (
+    build,
     lenient,
     parse_operands_with_types,
     print_operand_list,
@@ -73,7 +74,7 @@ class DevicesGetOp(IRDLOperation):
     result = result_def()
 
     def __init__(self, index: SSAValue, result_type: Attribute | None = None):
-        super().__init__(operands=[index], result_types=[result_type or device_type()])
+        build(self, [index], [result_type or device_type()])
 
     @classmethod
     def parse(cls, parser: Parser) -> DevicesGetOp:
@@ -101,9 +102,7 @@ class FenceCreateOp(IRDLOperation):
     result = result_def()
 
     def __init__(self, device: SSAValue):
-        super().__init__(
-            operands=[device], properties={"flags": _NO_FLAGS}, result_types=[fence_type()]
-        )
+        build(self, [device], [fence_type()], {"flags": _NO_FLAGS})
 
     @classmethod
     def parse(cls, parser: Parser) -> FenceCreateOp:
@@ -144,11 +143,7 @@ class FenceAwaitOp(IRDLOperation):
     status = result_def()
 
     def __init__(self, fences: Sequence[SSAValue], timeout_millis: SSAValue):
-        super().__init__(
-            operands=[timeout_millis, fences],
-            properties={"flags": _NO_FLAGS},
-            result_types=[i32],
-        )
+        build(self, [timeout_millis, *fences], [i32], {"flags": _NO_FLAGS})
 
     @classmethod
     def parse(cls, parser: Parser) -> FenceAwaitOp:
@@ -191,7 +186,7 @@ class TensorBarrierOp(IRDLOperation):
     results_ = var_result_def(TensorType)
 
     def __init__(self, sources: Sequence[SSAValue], signal_fence: SSAValue):
-        super().__init__(operands=[sources, signal_fence], result_types=[[s.type for s in sources]])
+        build(self, [*sources, signal_fence], [s.type for s in sources])
 
     @classmethod
     def parse(cls, parser: Parser) -> TensorBarrierOp:
@@ -231,11 +226,7 @@ class TensorExportOp(IRDLOperation):
     target = result_def()
 
     def __init__(self, source: SSAValue, dims: Sequence[SSAValue], result_type: Attribute):
-        super().__init__(
-            operands=[source, dims],
-            properties={"source_encoding": source.type},
-            result_types=[result_type],
-        )
+        build(self, [source, *dims], [result_type], {"source_encoding": source.type})
 
     @classmethod
     def parse(cls, parser: Parser) -> TensorExportOp:

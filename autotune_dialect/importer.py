@@ -298,8 +298,26 @@ class Importer:
     def attribute_text(self, text: str) -> Attribute:
         if text == "unit":
             return UnitAttr()
-        converted = faithful(text, False, self.context)
+        converted = self._simple_attribute_text(text)
+        if converted is None:
+            converted = faithful(text, False, self.context)
         return VerbatimAttr(text) if converted is None else converted
+
+    def _simple_attribute_text(self, text: str) -> Attribute | None:
+        """A string or a list of symbols (what a group holds), read by IREE: xDSL's parser
+        takes a thousand times longer."""
+        if not text.startswith(('"', "[@")):
+            return None
+        try:
+            attr = ir.Attribute.parse(text, self.context)
+        except ir.MLIRError:
+            return None
+        if isinstance(attr, ir.StringAttr) or (
+            isinstance(attr, ir.ArrayAttr)
+            and all(isinstance(a, ir.FlatSymbolRefAttr) for a in attr)
+        ):
+            return self.attribute(attr)
+        return None
 
     def kernel(self, op: ir.Operation) -> VerbatimOp:
         text = kernel_text(op, self.filename)

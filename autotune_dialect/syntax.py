@@ -3,15 +3,46 @@ that let them carry what IREE gives them beyond what the project models."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, SymbolRefAttr, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator
 from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+
+def build(
+    op: Operation,
+    operands: Sequence[SSAValue] = (),
+    result_types: Sequence[Attribute] = (),
+    properties: Mapping[str, Attribute | None] | None = None,
+    segments: Sequence[int] | None = None,
+) -> None:
+    """Initialise a project op from flat lists of operands and result types (`segments`:
+    the sizes of its operand groups, for ops with several variadic ones).
+
+    IRDL's generic builder checks every group against the op's definition and costs more
+    than the op itself; lowered modules hold tens of thousands of these ops, and the
+    verifier checks them all the same."""
+    props = {k: v for k, v in (properties or {}).items() if v is not None}
+    if segments is not None:
+        props["operandSegmentSizes"] = _segment_sizes(tuple(segments))
+    Operation.__init__(op, operands=operands, result_types=result_types, properties=props)
+
+
+@functools.lru_cache(maxsize=256)
+def _segment_sizes(sizes: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, sizes)
+
+
+@functools.lru_cache(maxsize=65536)
+def symbol_ref(name: str) -> SymbolRefAttr:
+    """`@name` (one attribute per name: generated code refers to a few names often)."""
+    return SymbolRefAttr(name)
 
 
 def print_attr_dict_if_any(printer: Printer, attrs: Mapping[str, Attribute]) -> None:
@@ -60,7 +91,7 @@ class ValuesTerminator(IRDLOperation):
     traits = traits_def(IsTerminator())
 
     def __init__(self, values: Sequence[SSAValue] = ()):
-        super().__init__(operands=[values])
+        build(self, values)
 
     @classmethod
     def parse(cls, parser: Parser):

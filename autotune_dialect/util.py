@@ -42,11 +42,13 @@ from xdsl.utils.exceptions import VerifyException
 
 from autotune_dialect.syntax import (
     ValuesTerminator,
+    build,
     lenient,
     parse_operands_with_types,
     print_attr_dict_if_any,
     print_operands_with_types,
     printed_attributes,
+    symbol_ref,
 )
 
 
@@ -129,7 +131,7 @@ class GlobalLoadOp(IRDLOperation):
     result = result_def()
 
     def __init__(self, global_name: str, type_: Attribute):
-        super().__init__(properties={"global": SymbolRefAttr(global_name)}, result_types=[type_])
+        build(self, (), [type_], {"global": symbol_ref(global_name)})
 
     @classmethod
     def parse(cls, parser: Parser) -> GlobalLoadOp:
@@ -159,7 +161,7 @@ class GlobalStoreOp(IRDLOperation):
     global_ = prop_def(FlatSymbolRefAttrConstr, prop_name="global")
 
     def __init__(self, value: SSAValue, global_name: str):
-        super().__init__(operands=[value], properties={"global": SymbolRefAttr(global_name)})
+        build(self, [value], (), {"global": symbol_ref(global_name)})
 
     @classmethod
     def parse(cls, parser: Parser) -> GlobalStoreOp:
@@ -294,11 +296,7 @@ class CallOp(IRDLOperation):
     def __init__(
         self, callee: str, arguments: Sequence[SSAValue], result_types: Sequence[Attribute]
     ):
-        super().__init__(
-            operands=[arguments],
-            properties={"callee": SymbolRefAttr(callee)},
-            result_types=[result_types],
-        )
+        build(self, arguments, result_types, {"callee": symbol_ref(callee)})
 
     def verify_(self) -> None:
         if self.tied_operands is not None and any(
@@ -350,7 +348,7 @@ class OptimizationBarrierOp(IRDLOperation):
     results_ = var_result_def()
 
     def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[values], result_types=[[v.type for v in values]])
+        build(self, values, [v.type for v in values])
 
     @classmethod
     def parse(cls, parser: Parser) -> OptimizationBarrierOp:

@@ -52,12 +52,16 @@ class VerbatimAttr(_VerbatimText):
 
     name = "verbatim.attr"
 
+    text: StringAttr  # declared here too: equality and hashing compare the text
+
 
 @irdl_attr_definition
 class VerbatimType(_VerbatimText, TypeAttribute):
     """`!verbatim.type<"...">`: a type kept as the text MLIR prints."""
 
     name = "verbatim.type"
+
+    text: StringAttr  # declared here too: equality and hashing compare the text
 
 
 @irdl_op_definition

@@ -186,8 +186,18 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
     ) -> Operation:
         op = site.op
         if isinstance(op, flow.DispatchOp):
+            location = site.group.location(f"variant @{variant}", op)
+            if arguments is argument_dims is workload is result_dims is None:
+                # The site's own operands: a copy of it with another entry point.
+                return flow.DispatchOp.create(
+                    operands=op.operands,
+                    result_types=[r.type for r in op.results],
+                    properties={**op.properties, "entry_points": site.group.entry_points(variant)},
+                    attributes=op.attributes,
+                    location=location,
+                )
             new = flow.DispatchOp(
-                SymbolRefAttr(site.group.container_name, [variant]),  # type: ignore[arg-type]
+                site.group.entry_points(variant).data[0],
                 op.workload if workload is None else workload,
                 op.arguments if arguments is None else arguments,
                 op.argument_dims if argument_dims is None else argument_dims,
@@ -196,7 +206,7 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
                 op.tied_operand_indices(),
             )
             new.attributes.update(op.attributes)
-            new.location = site.group.location(f"variant @{variant}", op)
+            new.location = location
             return new
         args = list(op.operands if arguments is None else arguments)
         types = [r.type for r in op.results]

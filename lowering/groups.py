@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     IntegerAttr,
     NameLoc,
     StringAttr,
+    SymbolRefAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -38,6 +40,8 @@ class Group:
     uses_dynamic_cache: bool = False
     function_kinds: dict[str, str] = field(default_factory=dict)
     """For a group of functions: `util.func` or `func.func`, per variant."""
+    _locations: dict[tuple[str, int], NameLoc] = field(default_factory=dict, repr=False)
+    _entry_points: dict[str, ArrayAttr] = field(default_factory=dict, repr=False)
 
     @property
     def is_export_group(self) -> bool:
@@ -82,10 +86,22 @@ class Group:
     def location(self, what: str, at: Operation | None = None) -> NameLoc:
         """Where generated code comes from: `what`, of this group, at `at` (a dispatch or
         call of the group) or at the group. `iree-compile` reports its errors there."""
-        anchor = self.op if at is None else at
-        return NameLoc(
-            StringAttr(f"{what} (autotune.group @{self.op.group_name})"), anchor.location
-        )
+        anchor = (self.op if at is None else at).location
+        known = self._locations.get((what, id(anchor)))
+        if known is not None and known.location is anchor:
+            return known
+        made = NameLoc(StringAttr(f"{what} (autotune.group @{self.op.group_name})"), anchor)
+        self._locations[(what, id(anchor))] = made  # holds `anchor`: its id stays its own
+        return made
+
+    def entry_points(self, variant: str) -> ArrayAttr:
+        """`[@container::@variant]`, the entry points of a dispatch of `variant`."""
+        entries = self._entry_points.get(variant)
+        if entries is None:
+            assert self.container_name is not None
+            entries = ArrayAttr([SymbolRefAttr(self.container_name, [variant])])
+            self._entry_points[variant] = entries
+        return entries
 
     def symbol(self, suffix: str) -> str:
         """The wanted name of a symbol of this group's state (`Lowering.fresh` makes it
