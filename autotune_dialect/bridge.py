@@ -210,10 +210,23 @@ def iree_text(module: ModuleOp, locations: bool = False, source: str | None = No
     context = iree_context()
     iree_module = to_iree(module, context, source)
     text = repair_iree_print(iree_module.get_asm(enable_debug_info=locations, assume_verified=True))
-    groups = [op for op in module.walk() if isinstance(op, GroupOp)]
+    groups = placed_groups(module)
     if groups:
         text = to_custom(text, [_custom_group_text(g) for g in groups])
     return text
+
+
+def placed_groups(module: ModuleOp) -> list[GroupOp]:
+    """The groups where groups may be (in the module and in its executables), in order:
+    a lowered module has a hundred thousand ops and no group."""
+    found = []
+    for op in module.body.ops:
+        if isinstance(op, GroupOp):
+            found.append(op)
+        for region in op.regions:
+            for block in region.blocks:
+                found.extend(inner for inner in block.ops if isinstance(inner, GroupOp))
+    return found
 
 
 def _custom_group_text(group: GroupOp) -> str:

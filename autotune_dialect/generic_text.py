@@ -112,9 +112,7 @@ class GenericWriter:
         items = []
         for key, value in entries.items():
             name = key if _BARE_KEY.fullmatch(key) else mlir_string(key)
-            items.append(
-                name if type(value) is UnitAttr else f"{name} = {self.attribute(value)}"
-            )
+            items.append(name if type(value) is UnitAttr else f"{name} = {self.attribute(value)}")
         return "{" + ", ".join(items) + "}"
 
     # --- values and blocks -------------------------------------------------------------

@@ -40,6 +40,25 @@ _CALL = re.compile(
 )
 
 
+def _matches(pattern: re.Pattern[str], word: str, prefixes: tuple[str, ...], text: str):
+    """`pattern.finditer(text)` for a pattern whose matches contain `word` after one of
+    `prefixes` (or none): `str.find` goes to each `word`, where the pattern is tried, which
+    is many times faster on megabytes than the pattern's own scan (it cannot skip ahead
+    past its leading look-behind and optional prefix)."""
+    pos = text.find(word)
+    end = 0
+    while pos >= 0:
+        for prefix in (*prefixes, ""):
+            start = pos - len(prefix)
+            if start >= end and text.startswith(prefix, start):
+                match = pattern.match(text, start)
+                if match is not None:
+                    yield match
+                    end = match.end()
+                    break
+        pos = text.find(word, pos + 1)
+
+
 def _in_literal(text: str, pos: int) -> bool:
     """Whether `pos` is inside a string literal or a `//` comment (neither spans lines)."""
     start = text.rfind("\n", 0, pos) + 1
@@ -273,7 +292,7 @@ def _rewrite_groups(text: str, filename: str) -> tuple[str, OffsetMap, set[str]]
     out = _Writer(text)
     last = 0
     lines: _Lines | None = None
-    for match in _GROUP_KEYWORD.finditer(text):
+    for match in _matches(_GROUP_KEYWORD, KEYWORD, ('"',), text):
         token = match.group()
         if token == f'"{KEYWORD}"':  # the generic form: IREE reads it as it is
             if not _in_literal(text, match.start()):
@@ -352,7 +371,7 @@ def _rewrite_call(text: str, filename: str, match: re.Match[str], out: _Writer) 
 def _rewrite_calls(text: str, filename: str, groups: set[str]) -> tuple[str, OffsetMap]:
     out = _Writer(text)
     last = 0
-    for match in _CALL.finditer(text):
+    for match in _matches(_CALL, "call", ("util.", "func."), text):
         callee = match.group("callee")
         if _symbol_key(callee[1:]) not in groups or _in_literal(text, match.start()):
             continue

@@ -117,6 +117,8 @@ class Importer:
         self.attributes: dict[ir.Attribute, Attribute] = {}
         self.types: dict[ir.Type, Attribute] = {}
         self.locations: dict[ir.Location, Attribute] = {}
+        self.strings: dict[str, StringAttr] = {}  # parts of locations, made once
+        self.ints: dict[int, IntAttr] = {}
         self.values: dict[ir.Value, SSAValue] = {}
         self.blocks: dict[ir.Block, Block] = {}
         self.registered: dict[str, bool] = {}
@@ -176,13 +178,25 @@ class Importer:
             if isinstance(loc, ir.FileLineColLoc):
                 name = self.filename if loc.filename == STDIN_NAME else loc.filename
                 converted = FileLineColLoc(
-                    StringAttr(name), IntAttr(loc.start_line), IntAttr(loc.start_col)
+                    self._string(name), self._int(loc.start_line), self._int(loc.start_col)
                 )
             else:
                 quoted = mlir_string(self.filename)
                 converted = _parse_location(_STDIN_FILE.sub(lambda _: quoted, str(loc)))
             self.locations[loc] = converted
         return converted
+
+    def _string(self, text: str) -> StringAttr:
+        made = self.strings.get(text)
+        if made is None:
+            made = self.strings[text] = StringAttr(text)
+        return made
+
+    def _int(self, value: int) -> IntAttr:
+        made = self.ints.get(value)
+        if made is None:
+            made = self.ints[value] = IntAttr(value)
+        return made
 
     # --- values ---------------------------------------------------------------------------
 

@@ -116,12 +116,8 @@ def mlir_text(attr: Attribute) -> str:
 
 def kernel_modules(executable: Operation) -> list[Operation]:
     """The kernel modules directly inside an executable (kept text or xDSL modules)."""
-    return [
-        op
-        for region in executable.regions
-        for op in region.ops
-        if isinstance(op, VerbatimOp | ModuleOp)
-    ]
+    kinds = (VerbatimOp, ModuleOp)
+    return [op for region in executable.regions for op in region.ops if type(op) in kinds]
 
 
 def kernel_arity(executable: Operation, name: str) -> int | None:

@@ -6,6 +6,7 @@ Importing `autotune_dialect` inside IPython registers the formatters; elsewhere,
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from xdsl.ir import Operation
@@ -37,11 +38,11 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def register_if_interactive() -> None:
-    """Register with the running IPython, if any."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
+    """Register with the running IPython, if any (a running IPython has imported itself:
+    elsewhere nothing is imported)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
         return
-    shell = get_ipython()
+    shell = ipython.get_ipython()
     if shell is not None:
         register(shell)

@@ -11,7 +11,22 @@ print(tuned.report.to_json())
 ```
 """
 
-from autotune_model.pipeline import TunedModel, TuneOptions, tune_model
-from autotune_model.report import TuneReport
+from typing import TYPE_CHECKING
+
+from autotune_runtime.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from autotune_model.pipeline import TunedModel, TuneOptions, tune_model
+    from autotune_model.report import TuneReport
+
+__getattr__ = lazy_exports(
+    globals(),
+    {
+        "TunedModel": "autotune_model.pipeline",
+        "TuneOptions": "autotune_model.pipeline",
+        "tune_model": "autotune_model.pipeline",
+        "TuneReport": "autotune_model.report",
+    },
+)
 
 __all__ = ["TuneOptions", "TuneReport", "TunedModel", "tune_model"]

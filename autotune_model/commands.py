@@ -10,11 +10,6 @@ import argparse
 from pathlib import Path
 
 from autotune_dialect.diagnostics import DiagnosticError
-from autotune_model.executors import executor_for
-from autotune_model.measure import parse_shape
-from autotune_model.pipeline import TuneOptions, tune_model
-from autotune_model.progress import TerminalProgress
-from autotune_model.report import print_report
 from lowering.driver import TARGETS
 from lowering.files import read_source, write_atomically
 
@@ -48,6 +43,13 @@ def report_path(output: str) -> str:
 
 
 def cmd_tune_model(args: argparse.Namespace) -> int:
+    # Imported here: every other command of `iree-autotune` starts without them.
+    from autotune_model.executors import executor_for
+    from autotune_model.measure import parse_shape
+    from autotune_model.pipeline import TuneOptions, tune_model
+    from autotune_model.progress import TerminalProgress
+    from autotune_model.report import print_report
+
     text = read_source(args.input)
     options = TuneOptions(
         target=args.target,

@@ -21,13 +21,24 @@ from autotune_runtime.cache_commands import (
     cmd_report,
 )
 from autotune_runtime.cli_common import DEFAULT_DEVICE
-from autotune_runtime.run_commands import cmd_run, cmd_tune
 from autotune_runtime.values import format_value, parse_input
 
 __all__ = ["add_runtime_commands", "format_value", "parse_input"]
 
 
 # --- registration -----------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from autotune_runtime.run_commands import cmd_run as run  # the runtime loads on use
+
+    return run(args)
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from autotune_runtime.run_commands import cmd_tune as tune  # the runtime loads on use
+
+    return tune(args)
 
 
 def add_runtime_commands(sub) -> None:

@@ -50,7 +50,6 @@ from autotune_dialect.interop import attribute, op_name, symbol_name
 from autotune_dialect.ir import deep_recursion, parse_module, verify_module
 from autotune_dialect.symbols import lookup_symbol, symbol_index
 from autotune_runtime import interface
-from autotune_runtime.tuner import key_distance
 from lowering.decisions import load_decisions
 from lowering.emitter import Emitter
 from lowering.exploration import Exploration
@@ -316,6 +315,8 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
             len(d["workload"]) != len(site.static_key) for d in matching
         ):
             return matching[0]["variant"]
+        from autotune_runtime.tuner import key_distance  # the runtime's rule; heavy to import
+
         nearest = min(matching, key=lambda d: key_distance(tuple(d["workload"]), site.static_key))
         return nearest["variant"]
 

@@ -95,9 +95,12 @@ class Emitter:
     def to_i64(self, value: SSAValue) -> SSAValue:
         if value.type == i64:
             return value
-        if isinstance(value.type, IndexType):
-            return self.value(arith.IndexCastOp(value, i64))
-        return self.value(arith.ExtSIOp(value, i64))
+        cast = arith.IndexCastOp if isinstance(value.type, IndexType) else arith.ExtSIOp
+        return self.value(cast.create(operands=[value], result_types=[i64]))
+
+    def binary(self, kind: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue:
+        """`a kind b` for an `arith` op on integers of one type (`arith.SubiOp`, ...)."""
+        return self.value(kind.create(operands=[a, b], result_types=[a.type]))
 
     def cmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
         code = _integer_attr(arith.CMPI_COMPARISON_OPERATIONS.index(predicate), i64)
@@ -108,7 +111,7 @@ class Emitter:
     def all_of(self, conditions: Sequence[SSAValue]) -> SSAValue:
         result = conditions[0]
         for cond in conditions[1:]:
-            result = self.value(arith.AndIOp(result, cond))
+            result = self.binary(arith.AndIOp, result, cond)
         return result
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:

@@ -140,8 +140,8 @@ class Exploration:
             return []
 
         em.if_(done, [], commit)
-        explore = em.value(arith.XOrIOp(done, em.const(1, i1)))
-        validate = em.value(arith.AndIOp(explore, em.cmp("ne", check, em.i32(0))))
+        explore = em.binary(arith.XOrIOp, done, em.const(1, i1))
+        validate = em.binary(arith.AndIOp, explore, em.cmp("ne", check, em.i32(0)))
         tensors = [a for a in site.op.operands if isinstance(a.type, TensorType)]
         types = [r.type for r in site.op.results]
 
@@ -155,7 +155,7 @@ class Exploration:
         def stop_clock(e: Emitter) -> list[SSAValue]:
             e.wait_for([r for r in results if isinstance(r.type, TensorType)])
             (t1,) = self.host(e, interface.now_ns(), [])
-            elapsed = e.value(arith.SubiOp(t1, t0))
+            elapsed = e.binary(arith.SubiOp, t1, t0)
             self.host(e, interface.record(arity), [gid, variant, elapsed, *key])
             return []
 

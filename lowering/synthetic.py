@@ -15,7 +15,6 @@ from xdsl.dialects.builtin import (
     TensorType,
     i32,
 )
-from xdsl.dialects.linalg.ops import FillOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from autotune_dialect import flow, util
@@ -109,6 +108,8 @@ class SyntheticTuning:
         else:
             fill = em.value(arith.ConstantOp(FloatAttr(0.5 + 0.25 * (seed % 5), element)))
         empty = em.value(tensor.EmptyOp(dims, type_))
+        from xdsl.dialects.linalg.ops import FillOp  # slow to import; few modules need it
+
         filled = em.value(FillOp([fill], [empty], [type_]))
         return em.add(util.OptimizationBarrierOp([filled])).results[0]
 
@@ -173,7 +174,7 @@ class SyntheticTuning:
             variant_index = variant
         em.wait_for([r for r in results if isinstance(r.type, TensorType)])
         (t1,) = self.host(em, interface.now_ns(), [])
-        elapsed = em.value(arith.SubiOp(t1, t0))
+        elapsed = em.binary(arith.SubiOp, t1, t0)
         key_values = [em.i64(k) for k in key]
         gid = em.i64(group.gid)
         self.host(em, interface.record(len(key)), [gid, variant_index, elapsed, *key_values])

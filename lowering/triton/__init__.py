@@ -22,11 +22,45 @@ details. The modules, by job:
 - `cli`: the `import-triton` command (`add_command`).
 """
 
-from lowering.triton.bundle import BUNDLE_FORMAT, ImportedKernel
-from lowering.triton.cli import add_command
-from lowering.triton.compile import compile_variants, import_triton, load_configs, load_kernel
-from lowering.triton.signature import KernelSpec, TritonImportError, make_spec, parse_signature
-from lowering.triton.variants import PTX_VERSION, TRITON_VERSION, Config, Variant
+from typing import TYPE_CHECKING
+
+from autotune_runtime.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from lowering.triton.bundle import BUNDLE_FORMAT, ImportedKernel
+    from lowering.triton.cli import add_command
+    from lowering.triton.compile import (
+        compile_variants,
+        import_triton,
+        load_configs,
+        load_kernel,
+    )
+    from lowering.triton.signature import (
+        KernelSpec,
+        TritonImportError,
+        make_spec,
+        parse_signature,
+    )
+    from lowering.triton.variants import PTX_VERSION, TRITON_VERSION, Config, Variant
+
+__getattr__ = lazy_exports(
+    globals(),
+    {
+        **dict.fromkeys(["BUNDLE_FORMAT", "ImportedKernel"], "lowering.triton.bundle"),
+        "add_command": "lowering.triton.cli",
+        **dict.fromkeys(
+            ["compile_variants", "import_triton", "load_configs", "load_kernel"],
+            "lowering.triton.compile",
+        ),
+        **dict.fromkeys(
+            ["KernelSpec", "TritonImportError", "make_spec", "parse_signature"],
+            "lowering.triton.signature",
+        ),
+        **dict.fromkeys(
+            ["PTX_VERSION", "TRITON_VERSION", "Config", "Variant"], "lowering.triton.variants"
+        ),
+    },
+)
 
 __all__ = [
     "BUNDLE_FORMAT",
