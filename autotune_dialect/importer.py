@@ -319,7 +319,7 @@ class Importer:
 
     def _simple_attribute_text(self, text: str) -> Attribute | None:
         """A string or a list of symbols (what a group holds), read by IREE: xDSL's parser
-        takes a thousand times longer."""
+        takes some fifty times longer."""
         if not text.startswith(('"', "[@")):
             return None
         try:
