@@ -425,9 +425,9 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
         if not self.groups:
             return
         self.check_call_cycles()
-        with symbol_index():
+        with symbol_index():  # the IR does not change until the sites are lowered
             sites = self.collect_sites()
-        self.check_other_uses({site.op for site in sites})
+            self.check_other_uses({site.op for site in sites})
         self.match_decisions()
         for group in self.groups.values():
             if group.policy in ("explicit", "init"):
