@@ -24,8 +24,15 @@ from autotune_dialect.brackets import unbalanced
 from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.generic_text import generic_text
 from autotune_dialect.group_syntax import OffsetMap, mlir_string, to_custom, to_generic_with_offsets
-from autotune_dialect.importer import STDIN_NAME, Importer, mlir_location
+from autotune_dialect.importer import (
+    STDIN_LOCATION,
+    STDIN_NAME,
+    Importer,
+    IreeInput,
+    mlir_location,
+)
 from autotune_dialect.mlir_text import repair_iree_print
+from autotune_dialect.verbatim import VerbatimOp
 
 
 def iree_context() -> ir.Context:
@@ -173,15 +180,23 @@ _NO_OP_HERE = frozenset({"expected operation name in quotes"})
 _RESOURCES = re.compile(r"^\{-#.*?^#-\}", re.MULTILINE | re.DOTALL)
 
 
-def read_module(text: str, filename: str = "<input>") -> ModuleOp:
+def read_module(
+    text: str, filename: str = "<input>", keep_plain_executables: bool = False
+) -> ModuleOp:
     """Parse MLIR text with IREE and import it into xDSL (`DiagnosticError` on bad input).
 
     The file's resource blobs (`{-# dialect_resources: ... #-}`, which `dense_resource`
-    constants refer to) are kept with the module as text and written back with it."""
+    constants refer to) are kept with the module as text and written back with it.
+
+    With `keep_plain_executables`, executables without groups stay IREE's ops (what the
+    lowering needs: it reads their names only); `to_iree` puts copies of them back. Not
+    with `dense_resource`s: the rewritten module is read in the same context, where their
+    names are taken, so IREE would rename them."""
     context = iree_context()
     iree_module = parse_iree(text, filename, context)
+    keep = keep_plain_executables and "dense_resource" not in text
     with context:
-        module = Importer(context, text, filename).module(iree_module)
+        module = Importer(context, text, filename, keep).module(iree_module)
     if "{-#" in text:
         module.resources = "\n".join(m.group() for m in _RESOURCES.finditer(text))
     return module
@@ -192,24 +207,91 @@ def to_iree(module: ModuleOp, context: ir.Context, source: str | None = None) ->
 
     IREE rejecting it is a defect of the project (the import keeps what IREE accepted),
     reported as an internal error at the location IREE names."""
-    text = generic_text(module) + "\n" + getattr(module, "resources", "")
+    return _to_iree(module, context, source)[0]
+
+
+def _to_iree(
+    module: ModuleOp, context: ir.Context, source: str | None
+) -> tuple[ir.Operation, bool]:
+    """`to_iree`, and whether copies of IREE's own ops were put back (`read_module`):
+    their locations in the input then name `"-"`, the string IREE parsed."""
+    kept: list[VerbatimOp] | None = None
+    held = getattr(module, "iree_input", None)
+    if isinstance(held, IreeInput) and held.context is context and not hasattr(module, "resources"):
+        kept = []
+    text = generic_text(module, kept=kept) + "\n" + getattr(module, "resources", "")
     with context:
         try:
-            return ir.Module.parse(text).operation
+            parsed = ir.Module.parse(text).operation
         except ir.MLIRError as err:
+            if kept:  # what IREE's ops stand in for did not verify: the text then
+                return _to_iree_as_text(module, source), False
             report = diagnostic(err, STDIN_NAME, None)
             report.message = f"internal error: IREE rejects the rewritten module: {report.message}"
             if report.location is not None and source is not None:
                 report.source = source
             raise report from None
+    if not kept:
+        return parsed, False
+    if not put_back(parsed, kept):
+        return _to_iree_as_text(module, source), False
+    return parsed, True
+
+
+def _to_iree_as_text(module: ModuleOp, source: str | None) -> ir.Operation:
+    """`to_iree` with every op written as text (in a context of its own)."""
+    return _to_iree(module, iree_context(), source)[0]
+
+
+KEPT = "verbatim.kept"
+"""The stand-in the generic writer puts where an op IREE holds goes back."""
+
+
+_HOLDING_KERNELS = frozenset(
+    {
+        "flow.executable",
+        "hal.executable",
+        "hal.executable.source",
+        "hal.executable.variant",
+        "stream.executable",
+    }
+)
+"""Ops whose kernel modules may be stand-ins (besides the module's own stand-ins)."""
+
+
+def put_back(parsed: ir.Operation, kept: list[VerbatimOp]) -> bool:
+    """Replace each stand-in (in the module or in an executable) by a copy of the IREE op
+    it stands for; False if they are not all there."""
+    stand_ins: list[ir.Operation] = []
+
+    def find(op: ir.Operation) -> ir.WalkResult:
+        name = op.name
+        if name == KEPT:
+            stand_ins.append(op)
+            return ir.WalkResult.SKIP
+        if name == "builtin.module" and op.parent is None or name in _HOLDING_KERNELS:
+            return ir.WalkResult.ADVANCE
+        return ir.WalkResult.SKIP
+
+    parsed.walk(find, ir.WalkOrder.PRE_ORDER)
+    for op in stand_ins:
+        kept[ir.IntegerAttr(op.attributes["index"]).value].kept_iree_op().clone(
+            ip=ir.InsertionPoint(op)
+        )
+        op.erase()
+    return len(stand_ins) == len(kept)
 
 
 def iree_text(module: ModuleOp, locations: bool = False, source: str | None = None) -> str:
     """IREE's print of an xDSL module (groups in their custom syntax); with `locations`,
     every op names its place in the user's file (`loc(...)`)."""
-    context = iree_context()
-    iree_module = to_iree(module, context, source)
+    held = getattr(module, "iree_input", None)
+    context = held.context if isinstance(held, IreeInput) else iree_context()
+    iree_module, copied = _to_iree(module, context, source)
     text = repair_iree_print(iree_module.get_asm(enable_debug_info=locations, assume_verified=True))
+    if copied and locations:
+        quoted = mlir_string(held.filename)
+        text = STDIN_LOCATION.sub(lambda _: quoted, text)
     groups = placed_groups(module)
     if groups:
         text = to_custom(text, [_custom_group_text(g) for g in groups])

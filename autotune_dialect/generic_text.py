@@ -47,11 +47,19 @@ class _AttributePrinter(Printer):
 
 class GenericWriter:
     """Writes ops in generic form; `groups` are the module-level group names (their calls
-    are written as `autotune.call`)."""
+    are written as `autotune.call`). Given a `kept` list, each op that stands for an op
+    IREE holds (`VerbatimOp.deferred`) is written as a stand-in `"verbatim.kept"() {index =
+    N}` and appended to the list, for the reader to put IREE's op back."""
 
-    def __init__(self, groups: frozenset[str] = frozenset(), locations: bool = True):
+    def __init__(
+        self,
+        groups: frozenset[str] = frozenset(),
+        locations: bool = True,
+        kept: list[VerbatimOp] | None = None,
+    ):
         self.groups = groups
         self.locations = locations
+        self.kept = kept
         self.parts: list[str] = []
         self.names: dict[int, str] = {}  # by the value's identity (values outlive the writer)
         self.labels: dict[Block, str] = {}
@@ -141,6 +149,10 @@ class GenericWriter:
             append(", ".join([value(r) for r in results]))
             append(" = ")
         if type(op) is VerbatimOp:
+            if self.kept is not None and op.kept_iree_op() is not None:
+                append(f'"verbatim.kept"() {{index = {len(self.kept)} : i64}} : () -> ()\n')
+                self.kept.append(op)
+                return
             append(op.text.data)
             if self.locations:
                 append(" " + attribute(op.location))
@@ -221,8 +233,11 @@ def module_groups(op: Operation) -> frozenset[str]:
     return frozenset(g.group_name for g in op.body.ops if isinstance(g, GroupOp))
 
 
-def generic_text(op: Operation, locations: bool = True) -> str:
-    """The generic MLIR text of an op, with locations unless told, as IREE reads it."""
-    writer = GenericWriter(module_groups(op), locations)
+def generic_text(
+    op: Operation, locations: bool = True, kept: list[VerbatimOp] | None = None
+) -> str:
+    """The generic MLIR text of an op, with locations unless told, as IREE reads it
+    (`kept`: see `GenericWriter`)."""
+    writer = GenericWriter(module_groups(op), locations, kept)
     writer.op(op)
     return writer.text()

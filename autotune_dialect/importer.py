@@ -4,6 +4,8 @@
   reads and rewrites them);
 - kernel modules (a `builtin.module` inside another op than a module) become `verbatim.op`s
   holding IREE's print of them, with locations;
+- when asked (`keep_plain_executables`), executables of the module that hold no group
+  become `verbatim.op`s that keep IREE's op and make its text only when it is needed;
 - every other op is an unregistered xDSL op with its operands, results, attributes,
   regions, successors and location kept as they are.
 
@@ -57,7 +59,8 @@ STDIN_NAME = "-"
 """The file name IREE gives to the locations of text parsed from a string."""
 
 _FILE_LOCATION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
-_STDIN_FILE = re.compile(r'"-"(?=:\d+:\d+)')
+STDIN_LOCATION = re.compile(r'"-"(?=:\d+:\d+)')
+"""The file name of a location in the text IREE parsed (`"-"`), as MLIR prints it."""
 
 
 @functools.cache
@@ -93,7 +96,7 @@ def kernel_text(op: ir.Operation, filename: str) -> str:
     if end >= 0 and text[end + 1 :].strip().startswith("loc("):
         text = text[: end + 1]
     quoted = mlir_string(filename)
-    return _STDIN_FILE.sub(lambda _: quoted, text)
+    return STDIN_LOCATION.sub(lambda _: quoted, text)
 
 
 @dataclass
@@ -106,14 +109,39 @@ class _OpForm:
     """Whether the bindings miss some properties, so they are read from IREE's print."""
 
 
+@dataclass(frozen=True)
+class IreeInput:
+    """The IREE module an xDSL module was imported from, which its deferred ops stand for
+    (`VerbatimOp.deferred`), and the file name its `"-"` locations mean."""
+
+    context: ir.Context
+    module: ir.Operation
+    filename: str
+
+
 class Importer:
     """One import of an IREE module parsed from `source` (shown in diagnostics); locations
-    IREE gave to the string (`"-"`) are put in `filename`."""
+    IREE gave to the string (`"-"`) are put in `filename`.
 
-    def __init__(self, context: ir.Context, source: str | None = None, filename: str = "-"):
+    With `keep_plain_executables`, the module's `flow.executable`s that hold no group are
+    not imported op by op but stand for IREE's ops (`plain_executable`): the lowering reads
+    only their names and their exports' names; and kernel modules, kept as text, also
+    hold IREE's op, which `to_iree` copies back instead of reading their text again."""
+
+    def __init__(
+        self,
+        context: ir.Context,
+        source: str | None = None,
+        filename: str = "-",
+        keep_plain_executables: bool = False,
+    ):
         self.context = context
         self.source = source
         self.filename = filename
+        self.keep_plain_executables = keep_plain_executables
+        self.top: ir.Operation | None = None
+        self.with_groups: set[ir.Operation] = set()
+        self.kept_any = False
         self.attributes: dict[ir.Attribute, Attribute] = {}
         self.types: dict[ir.Type, Attribute] = {}
         self.locations: dict[ir.Location, Attribute] = {}
@@ -182,7 +210,7 @@ class Importer:
                 )
             else:
                 quoted = mlir_string(self.filename)
-                converted = _parse_location(_STDIN_FILE.sub(lambda _: quoted, str(loc)))
+                converted = _parse_location(STDIN_LOCATION.sub(lambda _: quoted, str(loc)))
             self.locations[loc] = converted
         return converted
 
@@ -217,6 +245,11 @@ class Importer:
 
     def module(self, op: ir.Operation) -> ModuleOp:
         """The xDSL module of an IREE `builtin.module`."""
+        outermost = self.top is None
+        if outermost:
+            self.top = op
+            if self.keep_plain_executables:
+                self.with_groups = _holding_groups(op)
         attributes, _ = self.op_attributes(op)
         properties = {
             k: attributes.pop(k) for k in ("sym_name", "sym_visibility") if k in attributes
@@ -227,10 +260,19 @@ class Importer:
             attributes=attributes,
         )
         module.location = self.location(op.location)
+        if outermost and self.kept_any:
+            module.iree_input = IreeInput(self.context, op, self.filename)  # type: ignore[attr-defined]
         return module
 
     def op(self, op: ir.Operation) -> Operation:
         name = op.name
+        if (
+            name == "flow.executable"
+            and self.keep_plain_executables
+            and op.parent == self.top
+            and op not in self.with_groups
+        ):
+            return self.plain_executable(op)
         if name == "builtin.module":
             parent = op.parent
             if parent is not None and parent.name != "builtin.module":
@@ -354,7 +396,50 @@ class Importer:
         with self.context:
             signatures = function_signatures(op)
         kept = VerbatimOp(text, function_signatures=signatures)
+        if self.keep_plain_executables:
+            kept.keep_iree_op(op)
+            self.kept_any = True
         kept.location = self.location(op.location)
+        return kept
+
+    def plain_executable(self, op: ir.Operation) -> VerbatimOp:
+        """A `flow.executable` without groups, standing for IREE's op: its name and its
+        exports' names are read, and whether each export's kernel function is defined
+        (what `verify_module` checks of an imported executable, reported when it gets
+        there)."""
+        exports: dict[str, ir.Operation] = {}
+        kernels: set[str] = set()
+        modules = 0
+        for view in op.regions[0].blocks[0].operations:
+            inner = view.operation
+            if inner.name == "flow.executable.export":
+                exports[ir.StringAttr(inner.attributes["sym_name"]).value] = inner
+            elif inner.name == "builtin.module":
+                modules += 1
+                for kernel in inner.regions[0].blocks[0].operations:
+                    if kernel.operation.name in ("func.func", "util.func"):
+                        kernels.add(ir.StringAttr(kernel.attributes["sym_name"]).value)
+        problem = None
+        for export_name, export in exports.items():
+            ref = export.attributes["function_ref"] if "function_ref" in export.attributes else None
+            kernel = ir.FlatSymbolRefAttr(ref).value if ref is not None else export_name
+            if modules and kernel not in kernels:
+                problem = self.error(
+                    export,
+                    "'flow.executable.export' op runs kernel function "
+                    f"@{kernel}, which the executable's module does not define",
+                )
+                break
+        filename = self.filename
+        kept = VerbatimOp.deferred(
+            op,
+            lambda: kernel_text(op, filename),
+            ir.StringAttr(op.attributes["sym_name"]).value,
+            frozenset(exports),
+            problem,
+        )
+        kept.location = self.location(op.location)
+        self.kept_any = True
         return kept
 
     def check_registered(self, op: ir.Operation) -> None:
@@ -512,6 +597,25 @@ def _parse_location(text: str) -> Attribute:
     except Exception:  # noqa: BLE001 - an exotic location is not worth failing over
         loc = None
     return loc if loc is not None else UnknownLoc()
+
+
+def _holding_groups(module: ir.Operation) -> set[ir.Operation]:
+    """The ops directly in `module` that hold an `autotune.group` at any depth."""
+    groups: list[ir.Operation] = []
+
+    def find(op: ir.Operation) -> ir.WalkResult:
+        if op.name == GroupOp.name:
+            groups.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(find)
+    holding = set()
+    for group in groups:
+        op = group
+        while op.parent is not None and op.parent != module:
+            op = op.parent
+        holding.add(op)
+    return holding
 
 
 def function_arities(module: ir.Operation) -> dict[str, int]:

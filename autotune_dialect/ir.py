@@ -72,13 +72,18 @@ def deep_recursion() -> Iterator[None]:
         sys.setrecursionlimit(before)
 
 
-def parse_module(text: str, filename: str = "<input>", verify: bool = True) -> ModuleOp:
+def parse_module(
+    text: str,
+    filename: str = "<input>",
+    verify: bool = True,
+    keep_plain_executables: bool = False,
+) -> ModuleOp:
     """Parse MLIR text (anything IREE reads, plus groups); raise `DiagnosticError`
-    (file:line:col) on bad input."""
+    (file:line:col) on bad input. `keep_plain_executables`: see `read_module`."""
     from autotune_dialect.bridge import read_module
 
     with deep_recursion():
-        module = read_module(text, filename)
+        module = read_module(text, filename, keep_plain_executables)
         if verify:
             verify_module(module, text)
     return module
@@ -97,6 +102,8 @@ def verify_module(module: Operation, source: str | None = None) -> None:
         for op in module.walk():
             if isinstance(op, GroupOp):
                 continue
+            if isinstance(op, VerbatimOp) and (problem := op.kept_problem()) is not None:
+                raise problem
             if isinstance(op, UnregisteredOp | VerbatimOp):
                 if op_name(op) in _CHECKED_IREE_OPS:
                     _checked(op, check_references, source)
@@ -143,6 +150,12 @@ def check_references(op: Operation) -> None:
             if not isinstance(entry, SymbolRefAttr):
                 continue
             outer = lookup_symbol(op, SymbolRefAttr(entry.root_reference))
+            exported = outer.kept_export_names() if isinstance(outer, VerbatimOp) else None
+            if exported is not None:  # an executable IREE holds (`VerbatimOp.deferred`)
+                nested = entry.nested_references.data
+                if len(nested) != 1 or nested[0].data not in exported:
+                    raise VerifyException(f"entry point {entry} not found")
+                continue
             if entry.nested_references.data and not is_executable(outer):
                 continue  # defined elsewhere, or not an executable the project reads
             target = lookup_symbol(op, entry)

@@ -7,18 +7,23 @@ exact text MLIR prints for them,
   dialect attributes such as `#hal.device.target<...> : !hal.device`, ...):
   `#verbatim.attr<"...">` and `!verbatim.type<"...">`;
 - kernel modules (the `builtin.module` inside an executable), which are isolated from the
-  host code and never read by the lowering: `verbatim.op module {...}`.
+  host code and never read by the lowering: `verbatim.op module {...}`;
+- when the import is told to (`lower`), executables that hold no group: the lowering reads
+  only their name and their exports' names. These keep IREE's op itself (`iree_op`) and
+  make their text only when asked for it.
 
-When a module goes back to IREE (`autotune_dialect.bridge`), each is written as its text.
+When a module goes back to IREE (`autotune_dialect.bridge`), each is written as its text,
+or, for an op IREE still holds in the same context, put back as a copy of that op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
-from xdsl.irdl import IRDLOperation, irdl_attr_definition, irdl_op_definition, prop_def
+from xdsl.irdl import IRDLOperation, irdl_attr_definition, irdl_op_definition, opt_prop_def
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 
@@ -70,11 +75,14 @@ class VerbatimOp(IRDLOperation):
 
     The text is IREE's print of the op with its locations, so diagnostics inside kernels
     still name the user's file. The lowering never looks inside.
+
+    An op made by `deferred` holds IREE's op (`kept_iree_op`) and the names of its
+    exports (`kept_export_names`), and makes its text on first use.
     """
 
     name = "verbatim.op"
 
-    text = prop_def(StringAttr)
+    stored_text = opt_prop_def(StringAttr, prop_name="text")
 
     def __init__(
         self,
@@ -87,6 +95,58 @@ class VerbatimOp(IRDLOperation):
             function_arities = {name: len(sig[0]) for name, sig in function_signatures.items()}
         self._function_arities = function_arities
         self._function_signatures = function_signatures
+
+    @classmethod
+    def deferred(
+        cls,
+        iree_op: Any,
+        make_text: Callable[[], str],
+        symbol: str | None = None,
+        export_names: frozenset[str] | None = None,
+        problem: Exception | None = None,
+    ) -> VerbatimOp:
+        """An op standing for IREE's `iree_op`, whose text `make_text` gives when it is
+        first needed; `symbol` is its `sym_name`, for symbol lookups; `problem`, what
+        verifying it would report."""
+        op = cls.create(attributes={"sym_name": StringAttr(symbol)} if symbol else {})
+        op._iree_op = iree_op
+        op._export_names = export_names
+        op._problem = problem
+        op._make_text = make_text
+        op._function_arities = op._function_signatures = None
+        return op
+
+    def keep_iree_op(self, iree_op: Any) -> None:
+        """Let the op also hold IREE's op that its text is the print of."""
+        self._iree_op = iree_op
+
+    def kept_iree_op(self) -> Any:
+        """IREE's op this one stands for (`deferred`), else None."""
+        return getattr(self, "_iree_op", None)
+
+    def kept_export_names(self) -> frozenset[str] | None:
+        """The names of the exports of a deferred executable, else None."""
+        return getattr(self, "_export_names", None)
+
+    def kept_problem(self) -> Exception | None:
+        """What verifying the deferred op reports, else None."""
+        return getattr(self, "_problem", None)
+
+    @property
+    def text(self) -> StringAttr:
+        """The op's MLIR text."""
+        text = self.stored_text
+        if text is None:
+            text = StringAttr(self._make_text())
+            self.properties["text"] = text
+        return text
+
+    def clone_without_regions(self, *args, **kwargs) -> VerbatimOp:
+        self.text  # noqa: B018 - a copy holds the text, not IREE's op
+        copy = super().clone_without_regions(*args, **kwargs)
+        copy._function_arities = getattr(self, "_function_arities", None)
+        copy._function_signatures = getattr(self, "_function_signatures", None)
+        return copy
 
     def function_arities(self) -> dict[str, int]:
         """Argument count of each `func.func` directly inside the kept module (IREE reads

@@ -55,26 +55,35 @@ def _export(name: str) -> str:
     }}"""
 
 
-def _executable(exe: str, group: str, kernels: dict[str, str], attrs: str = "") -> str:
+def _executable(exe: str, group: str | None, kernels: dict[str, str], attrs: str = "") -> str:
+    """An executable of `kernels`, with a group of them all unless `group` is None."""
     names = list(kernels)
     exports = "\n".join(_export(n) for n in names)
     variants = ", ".join("@" + n for n in names)
     attrs = f" {attrs}" if attrs else ""
+    grouped = f"    autotune.group @{group} variants([{variants}]){attrs}\n" if group else ""
     return (
-        f"  flow.executable private @{exe} {{\n{exports}\n"
-        f"    autotune.group @{group} variants([{variants}]){attrs}\n"
+        f"  flow.executable private @{exe} {{\n{exports}\n{grouped}"
         f"    builtin.module {{{''.join(kernels.values())}\n    }}\n  }}\n"
     )
 
 
 def many_groups_module(
-    groups: int, variants: int = 4, size: int = 16, per_function: int | None = None
+    groups: int,
+    variants: int = 4,
+    size: int = 16,
+    per_function: int | None = None,
+    grouped: int | None = None,
 ) -> str:
     """`groups` executables `@e<i>`, each with a group `@add` of `variants` kernels
     `@g<i>_v<k>` (each adds its own constant, so no two kernels are alike). The groups are
     dispatched in chains of `per_function` by public functions `@run<j>(tensor<SIZExf32>)`
     (all in one `@run0` when None). Kernel names are unique across executables: IREE links
-    all executables into one and rejects public symbols that clash."""
+    all executables into one and rejects public symbols that clash.
+
+    With `grouped`, only the first `grouped` executables have a group: the others are
+    plain executables of the same kernels, whose first kernel is dispatched directly (a
+    model with a few tuned kernels among many)."""
     t = f"tensor<{size}xf32>"
     parts = ["module {\n"]
     for g in range(groups):
@@ -87,13 +96,15 @@ def many_groups_module(
                 [f"%tag = arith.constant {tag:.1f} : f32", "%r = arith.addf %a, %tag : f32"],
                 "%r",
             )
-        parts.append(_executable(f"e{g}", "add", kernels))
+        with_group = grouped is None or g < grouped
+        parts.append(_executable(f"e{g}", "add" if with_group else None, kernels))
     chunk = per_function or groups
     for first in range(0, groups, chunk):
         lines = [f"  util.func public @run{first // chunk}(%a: {t}) -> {t} {{"]
         value = "%a"
         for g in range(first, min(first + chunk, groups)):
-            lines.append(f"    %r{g} = flow.dispatch @e{g}::@add({value}) : ({t}) -> {t}")
+            entry = "add" if grouped is None or g < grouped else f"g{g}_v0"
+            lines.append(f"    %r{g} = flow.dispatch @e{g}::@{entry}({value}) : ({t}) -> {t}")
             value = f"%r{g}"
         lines.append(f"    util.return {value} : {t}")
         lines.append("  }\n")

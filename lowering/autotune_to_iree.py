@@ -548,7 +548,7 @@ def lower_to_iree(
     `locations` (the default) every op names its place in the input (`loc(...)`), so that
     `iree-compile` reports errors in the user's file."""
     with cyclic_gc_paused(), deep_recursion():
-        module = parse_module(text, filename)
+        module = parse_module(text, filename, keep_plain_executables=True)
         if target is not None:
             check_object_targets(module, target, text)
         base_dir = Path(filename).parent if filename != "<input>" else None

@@ -5,7 +5,6 @@ packages' attributes imported on use."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from io import StringIO
@@ -160,30 +159,19 @@ def test_the_command_line_starts_without_the_runtime_and_the_model_tuner():
     assert done.stdout.strip() == "[]"
 
 
-def _module_with_unrelated_executables(count: int) -> str:
-    from benchmarks.kernels import many_groups_module
-
-    text = many_groups_module(count, 2, per_function=count)
-    # Only the first executable keeps its group; the others are dispatched directly.
-    first, rest = text.split("flow.executable private @e1 ", 1)
-    rest = "flow.executable private @e1 " + rest
-    rest = re.sub(r"\n *autotune\.group @add variants\(\[[^\]]*\]\)", "", rest)
-    rest = re.sub(r"@e(\d+)::@add", lambda m: f"@e{m.group(1)}::@g{m.group(1)}_v0", rest)
-    return first + rest
-
-
 def test_group_uses_are_checked_with_a_fixed_number_of_scans(monkeypatch):
     """Collecting the sites and checking every other reference to groups index each
     symbol table once, so that a module with many symbols and dispatches lowers in linear
     time (it was one scan of the module per reference)."""
     from autotune_dialect import symbols
     from autotune_dialect.ir import parse_module
+    from benchmarks.kernels import many_groups_module
     from lowering.autotune_to_iree import lower_module
 
     original = symbols._symbols
 
     def module_scans(count: int) -> int:
-        module = parse_module(_module_with_unrelated_executables(count))
+        module = parse_module(many_groups_module(count, 2, per_function=count, grouped=1))
         scans = 0
 
         def counted(table):

@@ -1,0 +1,135 @@
+"""Executables without groups stay IREE's ops through `lower` (`read_module(...,
+keep_plain_executables=True)`): the lowered text is the same as when every op is imported
+into xDSL, errors are the same, and copies of IREE's ops are put back rather than their
+text being made and read again."""
+
+from __future__ import annotations
+
+import pytest
+
+from autotune_dialect.bridge import iree_context, iree_text, to_iree
+from autotune_dialect.diagnostics import DiagnosticError
+from autotune_dialect.ir import parse_module
+from autotune_dialect.verbatim import VerbatimOp
+from benchmarks.kernels import many_groups_module
+from lowering.autotune_to_iree import lower_module, lower_to_iree
+
+FILENAME = "/models/few groups.mlir"
+
+
+def _imported_lowering(text: str, filename: str = FILENAME, locations: bool = True) -> str:
+    """The lowered text with every op imported into xDSL."""
+    module = parse_module(text, filename)
+    lower_module(module, "online")
+    return iree_text(module, locations=locations, source=text)
+
+
+def _deferred(module) -> list[VerbatimOp]:
+    return [
+        op for op in module.body.ops if isinstance(op, VerbatimOp) and op.kept_iree_op() is not None
+    ]
+
+
+@pytest.mark.parametrize("grouped", [0, 2, 6])
+def test_lowering_keeping_plain_executables_gives_the_same_text(grouped):
+    text = many_groups_module(6, 3, per_function=3, grouped=grouped)
+    lowered = lower_to_iree(text, filename=FILENAME)
+    assert lowered == _imported_lowering(text)
+    assert '"-":' not in lowered  # copied ops name the user's file
+    assert f'loc("{FILENAME}":' in lowered
+
+
+def test_plain_executables_are_put_back_without_making_their_text():
+    text = many_groups_module(5, 2, per_function=5, grouped=1)
+    module = parse_module(text, FILENAME, keep_plain_executables=True)
+    deferred = _deferred(module)
+    assert [op.attributes["sym_name"].data for op in deferred] == ["e1", "e2", "e3", "e4"]
+    assert deferred[0].kept_export_names() == frozenset({"g1_v0", "g1_v1"})
+    lower_module(module, "online", verify_input=False)
+    without_locations = iree_text(module, locations=False, source=text)
+    assert all(op.stored_text is None for op in deferred)
+    assert without_locations == _imported_lowering(text, locations=False)
+
+
+def test_another_context_gets_the_text_of_deferred_executables():
+    text = many_groups_module(3, 2, per_function=3, grouped=1)
+    module = parse_module(text, FILENAME, keep_plain_executables=True)
+    written = str(to_iree(module, iree_context()))  # not the context IREE's ops live in
+    assert all(op.stored_text is not None for op in _deferred(module))
+    assert "@g2_v1" in written and "verbatim.kept" not in written
+    copy = _deferred(module)[0].clone()
+    assert copy.kept_iree_op() is None and copy.text == _deferred(module)[0].text
+
+
+def _error(text: str, keep: bool) -> str:
+    with pytest.raises(DiagnosticError) as caught:
+        parse_module(text, FILENAME, keep_plain_executables=keep)
+    return str(caught.value)
+
+
+def test_dispatch_of_a_missing_export_is_reported_as_before():
+    text = many_groups_module(3, 2, per_function=3, grouped=1).replace("@e2::@g2_v0", "@e2::@g2_v9")
+    message = _error(text, keep=True)
+    assert "entry point @e2::@g2_v9 not found" in message
+    assert message == _error(text, keep=False)
+
+
+def test_export_without_its_kernel_function_is_reported_as_before():
+    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
+        "func.func @g2_v1(", "func.func @g2_vX("
+    )
+    message = _error(text, keep=True)
+    assert "runs kernel function @g2_v1, which the executable's module does not define" in message
+    assert message == _error(text, keep=False)
+
+
+def test_group_inside_a_kernel_module_is_still_refused():
+    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
+        "    builtin.module {\n      func.func @g2_v0(",
+        "    builtin.module {\n      autotune.group @inner variants([@g2_v0])\n"
+        "      func.func @g2_v0(",
+    )
+    message = _error(text, keep=True)
+    assert "cannot be inside a kernel module" in message
+    assert message == _error(text, keep=False)
+
+
+def test_stand_ins_that_do_not_all_come_back_fall_back_to_text(monkeypatch):
+    from autotune_dialect import bridge
+
+    text = many_groups_module(4, 2, per_function=4, grouped=2)
+    monkeypatch.setattr(bridge, "put_back", lambda parsed, kept: False)
+    assert lower_to_iree(text, filename=FILENAME) == _imported_lowering(text)
+
+
+def test_modules_with_resources_keep_their_resource_names():
+    """Reading the rewritten module in the context of the input would rename its
+    `dense_resource`s (their names are taken there): such modules are written as text."""
+    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
+        "  util.func public @run0(",
+        "  util.global private @weights = dense_resource<weights_blob> : tensor<4xf32>\n"
+        "  util.func public @run0(",
+    )
+    module = parse_module(text, FILENAME, keep_plain_executables=True)
+    assert not _deferred(module)
+    lowered = lower_to_iree(text, filename=FILENAME)
+    assert "dense_resource<weights_blob>" in lowered
+    assert lowered == _imported_lowering(text)
+
+
+def test_every_executable_and_kernel_module_comes_back_as_a_copy(monkeypatch):
+    """Plain executables and the kernel modules of executables with groups are all put
+    back as copies of IREE's ops (none is read again from text)."""
+    from autotune_dialect import bridge
+
+    copied: list[int] = []
+    original = bridge.put_back
+
+    def counted(parsed, kept):
+        copied.append(len(kept))
+        return original(parsed, kept)
+
+    monkeypatch.setattr(bridge, "put_back", counted)
+    text = many_groups_module(5, 2, per_function=5, grouped=2)
+    assert lower_to_iree(text, filename=FILENAME) == _imported_lowering(text)
+    assert copied == [3 + 2]  # three plain executables, two kernel modules
