@@ -178,3 +178,32 @@ def test_documented_command_runs_as_written(where, code, tmp_path, triton_cache)
     for path in written:
         if path.suffix == ".vmfb":
             check_vmfb(path)
+
+
+def python_blocks() -> list[tuple[str, str]]:
+    """(place, code) of every Python block of docs/triton.md."""
+    text = (DOCS / "triton.md").read_text()
+    return [(where, code) for lang, code, where in blocks("triton.md", text) if lang == "python"]
+
+
+@pytest.mark.skipif(
+    not _triton_installed(),
+    reason="triton is not installed (pip install 'iree-autotune[triton]'): the documented "
+    "Python compiles Triton kernels with it",
+)
+def test_documented_python_runs_as_written(tmp_path, triton_cache, monkeypatch):
+    found = python_blocks()
+    assert len(found) == 1
+    where, code = found[0]
+    shutil.copytree(
+        ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(triton_cache))
+    namespace: dict = {}
+    exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the docs' code
+    kernel = namespace["k"]
+    check_module(tmp_path / "matmul.mlir")
+    assert (tmp_path / "matmul.mlir").read_text() == kernel.mlir()
+    again = ImportedKernel.load_bundle(tmp_path / "matmul.json")
+    assert again.mlir() == kernel.mlir() and again.ptx() == kernel.ptx()
