@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from autotune_dialect import parse_module, print_module
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_dialect.flow import DispatchOp
+from autotune_dialect.group_syntax import mlir_string
 from autotune_dialect.interop import symbol_name
 from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.variants import ROOT_OP_WORDS, tile_variants
@@ -59,6 +61,9 @@ from lowering.autotune_to_iree import lower_module
 from lowering.decisions import load_decisions
 from lowering.dispatch_configs import DispatchConfig, default_configs
 from lowering.driver import (
+    CUDA_EXTERNAL_ONLY,
+    DEFAULT_CUDA_ARCH,
+    check_target,
     compile_lowered,
     failure_summary,
     first_error,
@@ -163,15 +168,32 @@ def input_type_flags(text: str) -> list[str]:
     return ["--iree-input-type=stablehlo"] if "stablehlo." in text else []
 
 
+_STDIN_LOCATION = re.compile(r'"<stdin>"(?=:\d+:\d+)')
+
+
 def flow_phase(text: str, target: str, arch: str | None, filename: str) -> str:
-    """The model at the flow phase, as the stock `iree-compile` prints it (with locations)."""
+    """The model at the flow phase, as the stock `iree-compile` prints it, with locations
+    in `filename` (iree-compile reads the model from its input stream, `<stdin>`)."""
     flags = [*target_flags(target, arch), *input_type_flags(text)]
     flags += ["--compile-to=flow", "--mlir-print-debuginfo"]
     code, out, log = run_iree_compile(text, flags)
     if code != 0 or first_error(log) is not None:
         error = first_error(log) or failure_summary(log, code)
         raise DiagnosticError(f"{filename}: iree-compile cannot build the model: {error}")
-    return out.decode()
+    quoted = mlir_string(filename)
+    return _STDIN_LOCATION.sub(lambda _: quoted, out.decode())
+
+
+def check_generated_code(target: str, arch: str | None) -> None:
+    """Refuse an architecture iree-compile generates no code for: tune-model's variants
+    are IREE's own code generation with other tile sizes."""
+    if target == "cuda" and check_target(target, arch) in CUDA_EXTERNAL_ONLY:
+        raise DiagnosticError(
+            f"tune-model cannot tune for {arch}: iree-compile 3.13 generates no code for it "
+            "(it builds hal.executable.source kernels only, and tune-model's variants are "
+            f"IREE's own code generation); tune for another architecture, such as "
+            f"{DEFAULT_CUDA_ARCH}"
+        )
 
 
 def worth_tuning(config: DispatchConfig) -> bool:
@@ -272,6 +294,7 @@ def tune_model(
         seconds[phase] = seconds.get(phase, 0.0) + now - clock
         clock = now
 
+    check_generated_code(options.target, options.arch)
     flow = flow_phase(model, options.target, options.arch, filename)
     configs = default_configs(flow, options.target, options.arch)
     module = parse_module(flow, f"{filename} (flow phase)")

@@ -17,6 +17,7 @@ import pytest
 from conftest import DATA, runtime_tool
 
 from autotune_dialect.bridge import iree_context
+from autotune_dialect.diagnostics import DiagnosticError
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
 from autotune_model.candidates import candidates, tile_lists
@@ -448,3 +449,20 @@ def test_freeze_prefers_a_cache_export_over_the_offline_winner(tmp_path):
     for dispatch in frozen.report.dispatches:
         executable = dispatch.export.rsplit("_matmul", 1)[0]
         assert f"flow.dispatch @{executable}::@{other[dispatch.export]}(" in frozen.lowered
+
+
+def test_an_architecture_without_code_generation_is_refused_before_any_work():
+    def no_compile(job):
+        raise AssertionError("nothing is compiled for a refused architecture")
+
+    with pytest.raises(DiagnosticError) as caught:
+        tune_model(MLP, TuneOptions(target="cuda", arch="sm_90"), compile_job=no_compile)
+    message = str(caught.value)
+    assert "cannot tune for sm_90" in message and "such as sm_80" in message
+
+
+def test_flow_phase_locations_name_the_model_file():
+    flow = flow_phase(MLP, "llvm-cpu", None, "models/my mlp.mlir")
+    assert '"<stdin>"' not in flow
+    line = next(n for n, text in enumerate(MLP.splitlines(), 1) if "linalg.matmul" in text)
+    assert f'"models/my mlp.mlir":{line}:' in flow  # (in call-site locations)
