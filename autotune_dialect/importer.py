@@ -249,7 +249,7 @@ class Importer:
         if outermost:
             self.top = op
             if self.keep_plain_executables:
-                self.with_groups = _holding_groups(op)
+                self.with_groups = self._holding_groups(op)
         attributes, _ = self.op_attributes(op)
         properties = {
             k: attributes.pop(k) for k in ("sym_name", "sym_visibility") if k in attributes
@@ -401,6 +401,39 @@ class Importer:
             self.kept_any = True
         kept.location = self.location(op.location)
         return kept
+
+    def _holding_groups(self, module: ir.Operation) -> set[ir.Operation]:
+        """The ops directly in `module` that hold an `autotune.group` at any depth or that
+        a group there names as a variant (the group's verifier reads those)."""
+        groups: list[ir.Operation] = []
+
+        def find(op: ir.Operation) -> ir.WalkResult:
+            if op.name == GroupOp.name:
+                groups.append(op)
+            return ir.WalkResult.ADVANCE
+
+        module.walk(find)
+        holding = set()
+        named: set[str] = set()
+        for group in groups:
+            op = group
+            while op.parent is not None and op.parent != module:
+                op = op.parent
+            holding.add(op)
+            if op == group:
+                variants = self.op_attributes(group)[0].get("variants")
+                named.update(
+                    ref.root_reference.data
+                    for ref in getattr(variants, "data", ())
+                    if isinstance(ref, SymbolRefAttr)
+                )
+        if named:
+            for view in module.regions[0].blocks[0].operations:
+                top = view.operation
+                if "sym_name" in top.attributes:
+                    if ir.StringAttr(top.attributes["sym_name"]).value in named:
+                        holding.add(top)
+        return holding
 
     def plain_executable(self, op: ir.Operation) -> VerbatimOp:
         """A `flow.executable` without groups, standing for IREE's op: its name and its
@@ -597,25 +630,6 @@ def _parse_location(text: str) -> Attribute:
     except Exception:  # noqa: BLE001 - an exotic location is not worth failing over
         loc = None
     return loc if loc is not None else UnknownLoc()
-
-
-def _holding_groups(module: ir.Operation) -> set[ir.Operation]:
-    """The ops directly in `module` that hold an `autotune.group` at any depth."""
-    groups: list[ir.Operation] = []
-
-    def find(op: ir.Operation) -> ir.WalkResult:
-        if op.name == GroupOp.name:
-            groups.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(find)
-    holding = set()
-    for group in groups:
-        op = group
-        while op.parent is not None and op.parent != module:
-            op = op.parent
-        holding.add(op)
-    return holding
 
 
 def function_arities(module: ir.Operation) -> dict[str, int]:

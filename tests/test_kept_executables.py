@@ -133,3 +133,27 @@ def test_every_executable_and_kernel_module_comes_back_as_a_copy(monkeypatch):
     text = many_groups_module(5, 2, per_function=5, grouped=2)
     assert lower_to_iree(text, filename=FILENAME) == _imported_lowering(text)
     assert copied == [3 + 2]  # three plain executables, two kernel modules
+
+
+def test_an_executable_named_as_a_variant_is_read_by_the_group():
+    """A module-level group that names a plain executable as a variant is told what the
+    executable is (it is imported, not kept)."""
+    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
+        "  util.func public @run0(",
+        "  autotune.group @mg variants([@e1, @e2])\n  util.func public @run0(",
+    )
+    message = _error(text, keep=True)
+    assert "variant @e1 is a 'flow.executable'" in message
+    assert message == _error(text, keep=False)
+
+
+def test_a_group_named_like_a_plain_executable_is_a_duplicate_symbol():
+    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
+        "  util.func public @run0(",
+        "  util.func private @k(%a: tensor<16xf32>) -> tensor<16xf32> {\n"
+        "    util.return %a : tensor<16xf32>\n  }\n"
+        "  autotune.group @e2 variants([@k])\n  util.func public @run0(",
+    )
+    message = _error(text, keep=True)
+    assert "duplicate symbol @e2" in message
+    assert message == _error(text, keep=False)
