@@ -139,6 +139,8 @@ class Importer:
         self.source = source
         self.filename = filename
         self.keep_plain_executables = keep_plain_executables
+        self.checked: set[Operation] = set()
+        """The project's ops the import built and verified (`_modelled`)."""
         self.top: ir.Operation | None = None
         self.with_groups: set[ir.Operation] = set()
         self.kept_any = False
@@ -170,6 +172,9 @@ class Importer:
                 return VerbatimAttr(str(attr))
         if isinstance(attr, ir.FlatSymbolRefAttr):
             return SymbolRefAttr(attr.value)
+        if isinstance(attr, ir.SymbolRefAttr):  # @root::@nested (a dispatch's entry point)
+            root, *nested = attr.value
+            return SymbolRefAttr(root, nested)
         if isinstance(attr, ir.ArrayAttr):
             try:
                 return ArrayAttr([self.attribute(a) for a in attr])
@@ -262,6 +267,8 @@ class Importer:
         module.location = self.location(op.location)
         if outermost and self.kept_any:
             module.iree_input = IreeInput(self.context, op, self.filename)  # type: ignore[attr-defined]
+        if outermost:
+            module.checked_at_import = self.checked  # type: ignore[attr-defined]
         return module
 
     def op(self, op: ir.Operation) -> Operation:
@@ -304,6 +311,8 @@ class Importer:
             converted = _modelled(
                 modelled, operands, result_types, attributes, inherent, successors, regions
             )
+            if converted is not None:
+                self.checked.add(converted)
         if converted is None:
             converted = _unregistered(name).create(
                 operands=operands,

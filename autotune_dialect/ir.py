@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from io import StringIO
 
@@ -84,14 +85,19 @@ def parse_module(
 
     with deep_recursion():
         module = read_module(text, filename, keep_plain_executables)
+        checked = module.__dict__.pop("checked_at_import", frozenset())
         if verify:
-            verify_module(module, text)
+            verify_module(module, text, checked)
     return module
 
 
-def verify_module(module: Operation, source: str | None = None) -> None:
+def verify_module(
+    module: Operation, source: str | None = None, checked: AbstractSet[Operation] = frozenset()
+) -> None:
     """Verify the project's ops (IREE verified its own when it read them) and every use of
-    a group, reporting the first failure at its location."""
+    a group, reporting the first failure at its location. The ops in `checked` (which the
+    import verified as it built them, `Importer.checked`) are not verified again; their
+    uses of groups are."""
     check_unique_symbols(module, source)
     with symbol_index():
         # Groups first: a group whose variants disagree is the cause of what would fail
@@ -108,7 +114,12 @@ def verify_module(module: Operation, source: str | None = None) -> None:
                 if op_name(op) in _CHECKED_IREE_OPS:
                     _checked(op, check_references, source)
                 continue
-            _checked(op, lambda o: (o.verify(verify_nested_ops=False), check_references(o)), source)
+            if op in checked:
+                _checked(op, check_references, source)
+            else:
+                _checked(
+                    op, lambda o: (o.verify(verify_nested_ops=False), check_references(o)), source
+                )
 
 
 def check_unique_symbols(module: Operation, source: str | None = None) -> None:

@@ -94,9 +94,10 @@ def stages(source: Path) -> tuple[dict, int]:
         parsed = parse_iree(text, str(source), context)
         seconds["iree_read"] = time.perf_counter() - start
         start = time.perf_counter()
+        importer = Importer(context, text, str(source), True)
         with context:
-            module = Importer(context, text, str(source), True).module(parsed)
-        verify_module(module, text)
+            module = importer.module(parsed)
+        verify_module(module, text, importer.checked)
         seconds["import"] = time.perf_counter() - start
         imported = sum(1 for _ in module.walk())
         start = time.perf_counter()

@@ -185,3 +185,18 @@ def test_group_uses_are_checked_with_a_fixed_number_of_scans(monkeypatch):
         return scans
 
     assert module_scans(8) == module_scans(32) <= 3
+
+
+@pytest.mark.parametrize("names", [("e5", "g5_v0"), ("a b", "c"), ('x"y', "z$1"), ("é", "_")])
+def test_nested_symbol_references_import_as_the_general_path_reads_them(names):
+    from autotune_dialect.importer import Importer
+    from autotune_dialect.mlir_text import faithful
+
+    context = iree_context()
+    with context:
+        text = "::".join("@" + group_syntax.mlir_string(name) for name in names)
+        attr = ir.Attribute.parse(text)
+        fast = Importer(context).attribute(attr)
+        assert fast == faithful(str(attr), False, context)
+        assert isinstance(fast, SymbolRefAttr)
+        assert [fast.root_reference.data, *(n.data for n in fast.nested_references)] == list(names)

@@ -157,3 +157,36 @@ def test_a_group_named_like_a_plain_executable_is_a_duplicate_symbol():
     message = _error(text, keep=True)
     assert "duplicate symbol @e2" in message
     assert message == _error(text, keep=False)
+
+
+def test_ops_verified_by_the_import_are_not_verified_again_but_later_changes_are():
+    """`parse_module` passes the ops the import verified to `verify_module`, once: a
+    later verification checks every op again."""
+    from autotune_dialect.flow import DispatchOp
+    from autotune_dialect.ir import verify_module
+    from autotune_dialect.verbatim import VerbatimAttr
+
+    text = many_groups_module(2, 2, per_function=2, grouped=2)
+    module = parse_module(text, FILENAME)
+    assert not hasattr(module, "checked_at_import")
+    dispatch = next(op for op in module.walk() if isinstance(op, DispatchOp))
+    dispatch.properties["entry_points"] = VerbatimAttr("not a list of symbols")
+    with pytest.raises(DiagnosticError):
+        verify_module(module, text)
+
+
+def test_parse_module_verifies_each_imported_dispatch_once(monkeypatch):
+    from autotune_dialect.flow import DispatchOp
+
+    calls: list[DispatchOp] = []
+    original = DispatchOp.verify_
+
+    def counted(self):
+        calls.append(self)
+        return original(self)
+
+    monkeypatch.setattr(DispatchOp, "verify_", counted)
+    module = parse_module(many_groups_module(3, 2, per_function=3, grouped=1), FILENAME)
+    dispatches = [op for op in module.walk() if isinstance(op, DispatchOp)]
+    assert len(dispatches) == 3
+    assert sorted(map(id, calls)) == sorted(map(id, dispatches))
