@@ -117,9 +117,9 @@ def stages(source: Path) -> tuple[dict, int]:
     return {k: round(v, 3) for k, v in seconds.items()}, generated
 
 
-def compare(source: Path, lowered: Path) -> tuple[list[float], list[float]]:
-    """Wall seconds of `ROUNDS` runs of `iree-autotune lower` and of `iree-opt` on
-    `source`, alternating."""
+def compare(source: Path, lowered: Path) -> dict:
+    """`ROUNDS` runs of `iree-autotune lower` and of `iree-opt` on `source`, alternating:
+    wall seconds of each run, medians and their ratio."""
     from iree.compiler.tools.binaries import find_tool
 
     autotune = str(Path(sys.executable).parent / "iree-autotune")
@@ -130,7 +130,15 @@ def compare(source: Path, lowered: Path) -> tuple[list[float], list[float]]:
         opt_runs.append(
             wall_seconds([iree_opt, "--allow-unregistered-dialect", str(source), "-o", "/dev/null"])
         )
-    return lower_runs, opt_runs
+    lower_s, opt_s = statistics.median(lower_runs), statistics.median(opt_runs)
+    return {
+        "input_mb": round(source.stat().st_size / 1e6, 2),
+        "lower_s": round(lower_s, 3),
+        "iree_opt_s": round(opt_s, 3),
+        "lower_runs_s": [round(s, 3) for s in lower_runs],
+        "iree_opt_runs_s": [round(s, 3) for s in opt_runs],
+        "ratio": round(lower_s / opt_s, 2),
+    }
 
 
 def run(settings: Settings) -> CaseResult:
@@ -142,58 +150,40 @@ def run(settings: Settings) -> CaseResult:
         generic_groups(many_groups_module(groups, VARIANTS, per_function=PER_FUNCTION))
     )
     lowered = settings.scratch / f"throughput{groups}.lowered.mlir"
-    lower_runs, opt_runs = compare(source, lowered)
-    lower_s, opt_s = statistics.median(lower_runs), statistics.median(opt_runs)
+    dense = compare(source, lowered)
     typical_source = settings.scratch / f"throughput{groups}.typical.mlir"
     typical_source.write_text(
         generic_groups(
             many_groups_module(groups, VARIANTS, per_function=PER_FUNCTION, grouped=TYPICAL_GROUPS)
         )
     )
-    typical_lower, typical_opt = compare(
-        typical_source, settings.scratch / f"throughput{groups}.typical.lowered.mlir"
-    )
-    typical_lower_s = statistics.median(typical_lower)
-    typical_opt_s = statistics.median(typical_opt)
+    typical = compare(typical_source, settings.scratch / f"throughput{groups}.typical.lowered.mlir")
     python_start = statistics.median(
         wall_seconds([sys.executable, "-c", "import lowering.cli"]) for _ in range(ROUNDS)
     )
-    mb = source.stat().st_size / 1e6
-    ratio = lower_s / opt_s
+    mb = dense["input_mb"]
     print(
-        f"  B9 {mb:.1f} MB: lower {lower_s:.2f} s, iree-opt {opt_s:.2f} s, ratio {ratio:.1f}; "
-        f"{TYPICAL_GROUPS} groups: {typical_lower_s / typical_opt_s:.1f}",
+        f"  B9 {mb:.1f} MB: lower {dense['lower_s']:.2f} s, iree-opt {dense['iree_opt_s']:.2f} s, "
+        f"ratio {dense['ratio']:.1f}; {TYPICAL_GROUPS} groups: {typical['ratio']:.1f}",
         flush=True,
     )
     stage_seconds, generated = stages(source)
     detail = {
         "groups": groups,
-        "input_mb": round(mb, 2),
+        **{k: v for k, v in dense.items() if k != "ratio"},
         "lowered_mb": round(lowered.stat().st_size / 1e6, 2),
-        "lower_s": round(lower_s, 3),
-        "iree_opt_s": round(opt_s, 3),
-        "lower_runs_s": [round(s, 3) for s in lower_runs],
-        "iree_opt_runs_s": [round(s, 3) for s in opt_runs],
-        "lower_s_per_mb": round(lower_s / mb, 3),
+        "lower_s_per_mb": round(dense["lower_s"] / mb, 3),
         "stages_s": stage_seconds,
         "python_start_s": round(python_start, 3),
         "generated_ops": generated,
         "bare_build_s": round(bare_build_seconds(generated), 3),
-        "typical": {
-            "groups": TYPICAL_GROUPS,
-            "input_mb": round(typical_source.stat().st_size / 1e6, 2),
-            "lower_s": round(typical_lower_s, 3),
-            "iree_opt_s": round(typical_opt_s, 3),
-            "lower_runs_s": [round(s, 3) for s in typical_lower],
-            "iree_opt_runs_s": [round(s, 3) for s in typical_opt],
-            "ratio": round(typical_lower_s / typical_opt_s, 2),
-        },
+        "typical": {"groups": TYPICAL_GROUPS, **typical},
         "goal": GOAL,
     }
     return CaseResult(
         id="B9",
         title="lowering throughput",
-        ratio=ratio,
+        ratio=dense["lower_s"] / dense["iree_opt_s"],
         meaning=f"`iree-autotune lower` / `iree-opt` wall time on the same {mb:.1f} MB file",
         detail=detail,
     )

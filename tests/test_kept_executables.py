@@ -67,31 +67,49 @@ def _error(text: str, keep: bool) -> str:
     return str(caught.value)
 
 
-def test_dispatch_of_a_missing_export_is_reported_as_before():
-    text = many_groups_module(3, 2, per_function=3, grouped=1).replace("@e2::@g2_v0", "@e2::@g2_v9")
-    message = _error(text, keep=True)
-    assert "entry point @e2::@g2_v9 not found" in message
-    assert message == _error(text, keep=False)
+_RUN = "  util.func public @run0("
 
-
-def test_export_without_its_kernel_function_is_reported_as_before():
-    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
-        "func.func @g2_v1(", "func.func @g2_vX("
-    )
-    message = _error(text, keep=True)
-    assert "runs kernel function @g2_v1, which the executable's module does not define" in message
-    assert message == _error(text, keep=False)
-
-
-def test_group_inside_a_kernel_module_is_still_refused():
-    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
+BAD_MODULES = {
+    "a dispatch of a missing export": (
+        "@e2::@g2_v0",
+        "@e2::@g2_v9",
+        "entry point @e2::@g2_v9 not found",
+    ),
+    "an export without its kernel function": (
+        "func.func @g2_v1(",
+        "func.func @g2_vX(",
+        "runs kernel function @g2_v1, which the executable's module does not define",
+    ),
+    "a group inside a kernel module": (
         "    builtin.module {\n      func.func @g2_v0(",
         "    builtin.module {\n      autotune.group @inner variants([@g2_v0])\n"
         "      func.func @g2_v0(",
-    )
-    message = _error(text, keep=True)
-    assert "cannot be inside a kernel module" in message
-    assert message == _error(text, keep=False)
+        "cannot be inside a kernel module",
+    ),
+    # The group's verifier reads what the executable is: it is imported, not kept.
+    "a module-level group naming plain executables": (
+        _RUN,
+        "  autotune.group @mg variants([@e1, @e2])\n" + _RUN,
+        "variant @e1 is a 'flow.executable'",
+    ),
+    "a group named like a plain executable": (
+        _RUN,
+        "  util.func private @k(%a: tensor<16xf32>) -> tensor<16xf32> {\n"
+        "    util.return %a : tensor<16xf32>\n  }\n"
+        "  autotune.group @e2 variants([@k])\n" + _RUN,
+        "duplicate symbol @e2",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_MODULES, ids=list(BAD_MODULES))
+def test_errors_in_plain_executables_are_reported_as_when_imported(case):
+    old, new, expected = BAD_MODULES[case]
+    text = many_groups_module(3, 2, per_function=3, grouped=1)
+    assert old in text
+    message = _error(text.replace(old, new), keep=True)
+    assert expected in message
+    assert message == _error(text.replace(old, new), keep=False)
 
 
 def test_stand_ins_that_do_not_all_come_back_fall_back_to_text(monkeypatch):
@@ -133,30 +151,6 @@ def test_every_executable_and_kernel_module_comes_back_as_a_copy(monkeypatch):
     text = many_groups_module(5, 2, per_function=5, grouped=2)
     assert lower_to_iree(text, filename=FILENAME) == _imported_lowering(text)
     assert copied == [3 + 2]  # three plain executables, two kernel modules
-
-
-def test_an_executable_named_as_a_variant_is_read_by_the_group():
-    """A module-level group that names a plain executable as a variant is told what the
-    executable is (it is imported, not kept)."""
-    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
-        "  util.func public @run0(",
-        "  autotune.group @mg variants([@e1, @e2])\n  util.func public @run0(",
-    )
-    message = _error(text, keep=True)
-    assert "variant @e1 is a 'flow.executable'" in message
-    assert message == _error(text, keep=False)
-
-
-def test_a_group_named_like_a_plain_executable_is_a_duplicate_symbol():
-    text = many_groups_module(3, 2, per_function=3, grouped=1).replace(
-        "  util.func public @run0(",
-        "  util.func private @k(%a: tensor<16xf32>) -> tensor<16xf32> {\n"
-        "    util.return %a : tensor<16xf32>\n  }\n"
-        "  autotune.group @e2 variants([@k])\n  util.func public @run0(",
-    )
-    message = _error(text, keep=True)
-    assert "duplicate symbol @e2" in message
-    assert message == _error(text, keep=False)
 
 
 def test_ops_verified_by_the_import_are_not_verified_again_but_later_changes_are():
