@@ -25,11 +25,11 @@ from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.generic_text import generic_text
 from autotune_dialect.group_syntax import OffsetMap, mlir_string, to_custom, to_generic_with_offsets
 from autotune_dialect.importer import (
-    STDIN_LOCATION,
     STDIN_NAME,
     Importer,
     IreeInput,
     mlir_location,
+    renamed_locations,
 )
 from autotune_dialect.mlir_text import repair_iree_print
 from autotune_dialect.verbatim import VerbatimOp
@@ -290,8 +290,7 @@ def iree_text(module: ModuleOp, locations: bool = False, source: str | None = No
     iree_module, copied = _to_iree(module, context, source)
     text = repair_iree_print(iree_module.get_asm(enable_debug_info=locations, assume_verified=True))
     if copied and locations:
-        quoted = mlir_string(held.filename)
-        text = STDIN_LOCATION.sub(lambda _: quoted, text)
+        text = renamed_locations(text, held.filename)
     groups = placed_groups(module)
     if groups:
         text = to_custom(text, [_custom_group_text(g) for g in groups])

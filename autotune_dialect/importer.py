@@ -59,8 +59,18 @@ STDIN_NAME = "-"
 """The file name IREE gives to the locations of text parsed from a string."""
 
 _FILE_LOCATION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
-STDIN_LOCATION = re.compile(r'"-"(?=:\d+:\d+)')
-"""The file name of a location in the text IREE parsed (`"-"`), as MLIR prints it."""
+
+
+@functools.cache
+def _file_locations(name: str) -> re.Pattern[str]:
+    return re.compile(re.escape(mlir_string(name)) + r"(?=:\d+:\d+)")
+
+
+def renamed_locations(text: str, filename: str, read_as: str = STDIN_NAME) -> str:
+    """MLIR text whose `file:line:col` locations in `read_as` (the name IREE gives to
+    text it reads from a string, or iree-compile to its input stream) name `filename`."""
+    quoted = mlir_string(filename)
+    return _file_locations(read_as).sub(lambda _: quoted, text)
 
 
 @functools.cache
@@ -95,8 +105,7 @@ def kernel_text(op: ir.Operation, filename: str) -> str:
     end = text.rfind("}")
     if end >= 0 and text[end + 1 :].strip().startswith("loc("):
         text = text[: end + 1]
-    quoted = mlir_string(filename)
-    return STDIN_LOCATION.sub(lambda _: quoted, text)
+    return renamed_locations(text, filename)
 
 
 @dataclass
@@ -111,8 +120,9 @@ class _OpForm:
 
 @dataclass(frozen=True)
 class IreeInput:
-    """The IREE module an xDSL module was imported from, which its deferred ops stand for
-    (`VerbatimOp.deferred`), and the file name its `"-"` locations mean."""
+    """The IREE module an xDSL module was imported from (held, so that the ops its
+    deferred ops stand for stay alive: `VerbatimOp.deferred`), its context, and the file
+    name its `"-"` locations mean."""
 
     context: ir.Context
     module: ir.Operation
@@ -214,8 +224,7 @@ class Importer:
                     self._string(name), self._int(loc.start_line), self._int(loc.start_col)
                 )
             else:
-                quoted = mlir_string(self.filename)
-                converted = _parse_location(STDIN_LOCATION.sub(lambda _: quoted, str(loc)))
+                converted = _parse_location(renamed_locations(str(loc), self.filename))
             self.locations[loc] = converted
         return converted
 

@@ -9,8 +9,8 @@ exact text MLIR prints for them,
 - kernel modules (the `builtin.module` inside an executable), which are isolated from the
   host code and never read by the lowering: `verbatim.op module {...}`;
 - when the import is told to (`lower`), executables that hold no group: the lowering reads
-  only their name and their exports' names. These keep IREE's op itself (`iree_op`) and
-  make their text only when asked for it.
+  only their name and their exports' names. These keep IREE's op itself
+  (`VerbatimOp.deferred`) and make their text only when asked for it.
 
 When a module goes back to IREE (`autotune_dialect.bridge`), each is written as its text,
 or, for an op IREE still holds in the same context, put back as a copy of that op.

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from autotune_dialect import parse_module, print_module
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_dialect.flow import DispatchOp
-from autotune_dialect.group_syntax import mlir_string
+from autotune_dialect.importer import renamed_locations
 from autotune_dialect.interop import symbol_name
 from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.variants import ROOT_OP_WORDS, tile_variants
@@ -168,9 +167,6 @@ def input_type_flags(text: str) -> list[str]:
     return ["--iree-input-type=stablehlo"] if "stablehlo." in text else []
 
 
-_STDIN_LOCATION = re.compile(r'"<stdin>"(?=:\d+:\d+)')
-
-
 def flow_phase(text: str, target: str, arch: str | None, filename: str) -> str:
     """The model at the flow phase, as the stock `iree-compile` prints it, with locations
     in `filename` (iree-compile reads the model from its input stream, `<stdin>`)."""
@@ -180,8 +176,7 @@ def flow_phase(text: str, target: str, arch: str | None, filename: str) -> str:
     if code != 0 or first_error(log) is not None:
         error = first_error(log) or failure_summary(log, code)
         raise DiagnosticError(f"{filename}: iree-compile cannot build the model: {error}")
-    quoted = mlir_string(filename)
-    return _STDIN_LOCATION.sub(lambda _: quoted, out.decode())
+    return renamed_locations(out.decode(), filename, read_as="<stdin>")
 
 
 def check_generated_code(target: str, arch: str | None) -> None:
