@@ -290,7 +290,7 @@ def iree_text(module: ModuleOp, locations: bool = False, source: str | None = No
     iree_module, copied = _to_iree(module, context, source)
     text = repair_iree_print(iree_module.get_asm(enable_debug_info=locations, assume_verified=True))
     if copied and locations:
-        text = renamed_locations(text, held.filename)
+        text = renamed_locations(text, held.filename, as_iree_prints=True)
     groups = placed_groups(module)
     if groups:
         text = to_custom(text, [_custom_group_text(g) for g in groups])

@@ -66,10 +66,20 @@ def _file_locations(name: str) -> re.Pattern[str]:
     return re.compile(re.escape(mlir_string(name)) + r"(?=:\d+:\d+)")
 
 
-def renamed_locations(text: str, filename: str, read_as: str = STDIN_NAME) -> str:
+@functools.cache
+def _iree_string(text: str) -> str:
+    """`text` as IREE prints a string (`"` as `\\22`, bytes beyond ASCII as `\\C3`...)."""
+    with ir.Context():
+        return str(ir.StringAttr.get(text))
+
+
+def renamed_locations(
+    text: str, filename: str, read_as: str = STDIN_NAME, as_iree_prints: bool = False
+) -> str:
     """MLIR text whose `file:line:col` locations in `read_as` (the name IREE gives to
-    text it reads from a string, or iree-compile to its input stream) name `filename`."""
-    quoted = mlir_string(filename)
+    text it reads from a string, or iree-compile to its input stream) name `filename`,
+    quoted as IREE prints it when `as_iree_prints` (for text that is not read again)."""
+    quoted = _iree_string(filename) if as_iree_prints else mlir_string(filename)
     return _file_locations(read_as).sub(lambda _: quoted, text)
 
 

@@ -39,6 +39,23 @@ def test_lowering_keeping_plain_executables_gives_the_same_text(grouped):
     assert f'loc("{FILENAME}":' in lowered
 
 
+@pytest.mark.parametrize(
+    "filename", ['dir with "quotes"/ünïcode.mlir', "back\\slash\ttab.mlir", "-", "a.mlir"]
+)
+def test_odd_file_and_symbol_names_come_back_as_when_imported(filename):
+    """Copied ops' locations are renamed in the printed text: the file's name is quoted
+    as IREE prints it (`\\22`, `\\C3\\BC`), as the imported path's are."""
+    text = (
+        many_groups_module(3, 2, per_function=3, grouped=1)
+        .replace("@e1 ", '@"odd name\\22.1" ')
+        .replace("@e1::", '@"odd name\\22.1"::')
+        .replace("@g1_v0", '@"g1 v0"')
+    )
+    lowered = lower_to_iree(text, filename=filename)
+    assert 'flow.executable private @"odd name\\22.1"' in lowered
+    assert lowered == _imported_lowering(text, filename)
+
+
 def test_plain_executables_are_put_back_without_making_their_text():
     text = many_groups_module(5, 2, per_function=5, grouped=1)
     module = parse_module(text, FILENAME, keep_plain_executables=True)
