@@ -46,6 +46,7 @@ from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.flow import Flow
 from autotune_dialect.group_syntax import CALL_OF_GROUP, mlir_string
 from autotune_dialect.hal import HAL
+from autotune_dialect.interop import FUNCTIONS, missing_kernel_function
 from autotune_dialect.mlir_text import faithful, repair_iree_print, shared_context
 from autotune_dialect.util import Util
 from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp, VerbatimType
@@ -478,7 +479,7 @@ class Importer:
             elif inner.name == "builtin.module":
                 modules += 1
                 for kernel in inner.regions[0].blocks[0].operations:
-                    if kernel.operation.name in ("func.func", "util.func"):
+                    if kernel.operation.name in FUNCTIONS:
                         kernels.add(ir.StringAttr(kernel.attributes["sym_name"]).value)
         problem = None
         for export_name, export in exports.items():
@@ -486,9 +487,7 @@ class Importer:
             kernel = ir.FlatSymbolRefAttr(ref).value if ref is not None else export_name
             if modules and kernel not in kernels:
                 problem = self.error(
-                    export,
-                    "'flow.executable.export' op runs kernel function "
-                    f"@{kernel}, which the executable's module does not define",
+                    export, f"'flow.executable.export' op {missing_kernel_function(kernel)}"
                 )
                 break
         filename = self.filename
@@ -672,7 +671,7 @@ def function_signatures(module: ir.Operation) -> dict[str, tuple[tuple[str, ...]
     signatures: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
     for view in module.regions[0].blocks[0].operations:
         op = view.operation
-        if op.name in ("func.func", "util.func"):
+        if op.name in FUNCTIONS:
             name = ir.StringAttr(op.attributes["sym_name"]).value
             type_ = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
             signatures.setdefault(

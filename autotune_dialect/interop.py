@@ -46,6 +46,12 @@ def symbol_name(op: Operation) -> str | None:
     return name.data if isinstance(name, StringAttr) else None
 
 
+def missing_kernel_function(kernel: str) -> str:
+    """What is wrong with an export whose kernel function `@kernel` its executable's
+    kernel module does not define (iree-compile crashes on it instead of saying so)."""
+    return f"runs kernel function @{kernel}, which the executable's module does not define"
+
+
 def is_executable(op: Operation | None) -> bool:
     return op is not None and op_name(op) in EXPORT_OF
 

@@ -29,6 +29,7 @@ from autotune_dialect.interop import (
     kernel_arity_in,
     kernel_function_name,
     kernel_modules,
+    missing_kernel_function,
     op_name,
     symbol_name,
 )
@@ -201,9 +202,7 @@ def check_kernel_function(export: Operation) -> None:
     assert executable is not None
     modules = kernel_modules(executable)
     if modules and all(kernel_arity_in(module, kernel) is None for module in modules):
-        raise VerifyException(
-            f"runs kernel function @{kernel}, which the executable's module does not define"
-        )
+        raise VerifyException(missing_kernel_function(kernel))
 
 
 def print_module(op: Operation, locations: bool = False) -> str:
