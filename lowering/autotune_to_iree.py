@@ -260,18 +260,25 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
         self.taken.add(candidate)
         return candidate
 
-    def state_global(self, group: Group, suffix: str, type_: Attribute, initial: int) -> str:
-        """A mutable global of a group's state (made on first use); its name."""
+    def state_global(self, group: Group, suffix: str, type_: Attribute) -> str:
+        """A mutable global of a group's state (made on first use); its name. It starts
+        unset: negative (no variant index, workload or size is), and unlike any other
+        state global's start. IREE's FuseGlobals merges globals whose stores it sees
+        storing one value, and it sees only stores at the top level of a function: with
+        one start value, the initializer's stores were all it saw of every choice, and it
+        merged all of a module's choices into one (one group's commit then chose for all,
+        and a committed branch ran with another group's choice)."""
         key = (group.gid, suffix)
         if key not in self.globals:
             name = self.fresh(group.symbol(suffix))
-            self.globals[key] = util.GlobalOp(name, type_, IntegerAttr(initial, type_), True)
+            unset = IntegerAttr(-1 - len(self.globals), type_)
+            self.globals[key] = util.GlobalOp(name, type_, unset, True)
             self.globals[key].location = group.location(f"@{name}")
         return self.globals[key].sym_name.data
 
     def choice_global(self, group: Group, key_index: int) -> str:
-        """The global holding a key's chosen variant, -1 until one is chosen."""
-        return self.state_global(group, f"k{key_index}.choice", i32, -1)
+        """The global holding a key's chosen variant, negative until one is chosen."""
+        return self.state_global(group, f"k{key_index}.choice", i32)
 
     def host(
         self, em: Emitter, signature: interface.ImportSignature, args, views=()

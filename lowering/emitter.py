@@ -176,11 +176,17 @@ class Emitter:
         """`hal.tensor.export`: a tensor as a `!hal.buffer_view` for the host."""
         return self.value(hal.TensorExportOp(value, dims, hal.buffer_view_type()))
 
-    def wait_for(self, tensors: Sequence[SSAValue]) -> None:
-        """Block the host until `tensors` are computed (barrier, fence, await)."""
+    def wait_for(self, tensors: Sequence[SSAValue]) -> list[SSAValue]:
+        """Block the host until `tensors` are computed (barrier, fence, await); returns
+        the barrier's results, the same tensors ordered after the wait. The host may read
+        those (`view`), never the tensors themselves: an export of a tensor is not ordered
+        after a wait on it, and on an asynchronous device (local-task, cuda) the host then
+        reads a buffer that is not yet written, or not yet allocated ("transient buffer
+        has not been committed")."""
         if not tensors:
-            return
+            return []
         device = self.value(hal.DevicesGetOp(self.const(0, IndexType())))
         fence = self.value(hal.FenceCreateOp(device))
-        self.add(hal.TensorBarrierOp(list(tensors), fence))
+        ready = list(self.add(hal.TensorBarrierOp(list(tensors), fence)).results)
         self.add(hal.FenceAwaitOp([fence], self.i32(-1)))
+        return ready

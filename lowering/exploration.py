@@ -66,8 +66,8 @@ class Exploration:
             choice = em.value(util.GlobalLoadOp(choice_name, i32))
             return choice, em.cmp("sge", choice, zero), choice_name, []
         group.uses_dynamic_cache = True
-        choice_name = self.state_global(group, "dyn.choice", i32, -1)
-        key_names = [self.state_global(group, f"dyn.w{i}", i64, 0) for i in range(len(key))]
+        choice_name = self.state_global(group, "dyn.choice", i32)
+        key_names = [self.state_global(group, f"dyn.w{i}", i64) for i in range(len(key))]
         choice = em.value(util.GlobalLoadOp(choice_name, i32))
         conditions = [em.cmp("sge", choice, zero)]
         for name, value in zip(key_names, key, strict=True):
@@ -218,10 +218,15 @@ class Exploration:
 
     def compare_results(self, em: Emitter, site, variant, results, expected, key, gid) -> None:
         dims = self.site_result_dims(site)
-        for index in self.result_tensors(site):
+        indices = self.result_tensors(site)
+        # The host reads both results only once the device has computed them.
+        ready = em.wait_for([results[i] for i in indices] + [expected[i] for i in indices])
+        for position, index in enumerate(indices):
             # A dispatch states its results' dynamic dimensions; a function's results carry
             # their own (they may differ between the variant and the reference).
-            got = em.view(results[index], dims[index] or em.dynamic_dims(results[index]))
-            want = em.view(expected[index], dims[index] or em.dynamic_dims(expected[index]))
+            got_dims = dims[index] or em.dynamic_dims(results[index])
+            want_dims = dims[index] or em.dynamic_dims(expected[index])
+            got = em.view(ready[position], got_dims)
+            want = em.view(ready[len(indices) + position], want_dims)
             signature = interface.compare(len(key))
             self.host(em, signature, [gid, variant, em.i32(index), *key], [got, want])

@@ -172,15 +172,16 @@ class SyntheticTuning:
         else:
             results = self.chain(em, variant, site, make)
             variant_index = variant
-        em.wait_for([r for r in results if isinstance(r.type, TensorType)])
+        tensors = self.result_tensors(site)
+        ready = dict(zip(tensors, em.wait_for([results[i] for i in tensors]), strict=True))
         (t1,) = self.host(em, interface.now_ns(), [])
         elapsed = em.binary(arith.SubiOp, t1, t0)
         key_values = [em.i64(k) for k in key]
         gid = em.i64(group.gid)
         self.host(em, interface.record(len(key)), [gid, variant_index, elapsed, *key_values])
         dims = self._last_result_dims
-        for index in self.result_tensors(site):
-            view = em.view(results[index], dims[index])
+        for index in tensors:
+            view = em.view(ready[index], dims[index])
             self.host(
                 em,
                 interface.check(len(key)),
@@ -259,7 +260,10 @@ class SyntheticTuning:
         self.exports.append(fn)
         getter = Block()
         em = Emitter(getter, location=group.location(f"@{getter_name}"))
-        value = em.value(util.GlobalLoadOp(names[0], i32)) if names else em.i32(-1)
+        value = em.i32(-1)
+        if names:  # unset choices are negative; the getter says -1 for all of them
+            stored = em.value(util.GlobalLoadOp(names[0], i32))
+            value = em.select(em.cmp("sge", stored, em.i32(0)), stored, value)
         em.add(util.ReturnOp([value]))
         fn = util.FuncOp(getter_name, ([], [i32]), Region(getter), "public")
         fn.location = em.location
