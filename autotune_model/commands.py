@@ -50,12 +50,14 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     from autotune_model.progress import TerminalProgress
     from autotune_model.report import print_report
 
+    for shape in args.input_shape or []:
+        parse_shape(shape)  # refused before any work; its element type is checked later
     text = read_source(args.input)
     options = TuneOptions(
         target=args.target,
         arch=args.arch,
         function=args.function,
-        input_shapes=tuple(parse_shape(s) for s in args.input_shape) if args.input_shape else None,
+        input_shapes=tuple(args.input_shape) if args.input_shape else None,
         policy="static" if args.freeze else args.policy,
         freeze=args.freeze,
         cache=args.cache,

@@ -7,38 +7,107 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from autotune_dialect import interop
 from autotune_dialect.diagnostics import DiagnosticError
+from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
-from autotune_model.bench import Operand, numpy_dtype
+from autotune_model.bench import Operand, agree, numpy_dtype
 from autotune_model.report import ModelTiming
 
+ASYNC_ABI = '"coarse-fences"'
+"""The `iree.abi.model` of IREE's asynchronous ABI functions: for a torch program
+(`iree-import-onnx`, iree-turbine) the flow phase has `@f$async(views..., wait, signal)`,
+which holds the dispatches, and the synchronous `@f(views...)` that calls it."""
 
-def public_functions(module: ModuleOp) -> list[Operation]:
-    """The public functions of a flow-phase module (the model's entry points)."""
-    return [
-        op
+
+@dataclass(frozen=True)
+class ModelFunction:
+    """The function a user calls (`entry`) and the one that runs its dispatches (`body`):
+    the same function, or IREE's asynchronous twin that `entry` calls."""
+
+    entry: Operation
+    body: Operation
+
+    @property
+    def name(self) -> str:
+        return symbol_name(self.entry) or "main"
+
+    @property
+    def arguments(self) -> list[SSAValue]:
+        """The body's arguments that stand for the entry's (the fences left out)."""
+        count = len(self.entry.regions[0].blocks[0].args)
+        return list(self.body.regions[0].blocks[0].args)[:count]
+
+    def dispatches(self) -> list[Operation]:
+        return [op for op in self.body.walk() if isinstance(op, DispatchOp)]
+
+
+def _is_public(op: Operation) -> bool:
+    visibility = interop.attribute(op, "sym_visibility") or StringAttr("public")
+    return interop.mlir_text(visibility) == '"public"'
+
+
+def _is_async_abi(op: Operation) -> bool:
+    model = interop.attribute(op, "iree.abi.model")
+    return model is not None and interop.mlir_text(model) == ASYNC_ABI
+
+
+def _defined_functions(module: ModuleOp) -> dict[str, Operation]:
+    return {
+        name: op
         for op in module.body.ops
-        if op_name(op) in ("util.func", "func.func")
-        and interop.mlir_text(interop.attribute(op, "sym_visibility") or StringAttr("public"))
-        == '"public"'
+        if op_name(op) in interop.FUNCTIONS
         and op.regions
         and op.regions[0].blocks
+        and (name := symbol_name(op)) is not None
+    }
+
+
+def _async_body(function: Operation, functions: dict[str, Operation]) -> Operation | None:
+    """The asynchronous ABI function that `function` calls, if it is such a stub."""
+    for op in function.walk():
+        if op_name(op) == "util.call":
+            callee = functions.get(interop.mlir_text(interop.attribute(op, "callee"))[1:])
+            if callee is not None and _is_async_abi(callee):
+                return callee
+    return None
+
+
+def public_functions(module: ModuleOp) -> list[ModelFunction]:
+    """The model's entry points at the flow phase: its public functions, each with the
+    function that runs its dispatches; IREE's asynchronous twins of them are no entry
+    points of their own."""
+    functions = _defined_functions(module)
+    found = [
+        ModelFunction(op, _async_body(op, functions) or op)
+        for op in functions.values()
+        if _is_public(op)
     ]
+    bodies = {id(f.body) for f in found if f.body is not f.entry}
+    return [f for f in found if id(f.entry) not in bodies]
 
 
-def model_function(module: ModuleOp, name: str | None) -> Operation:
+def model_function(module: ModuleOp, name: str | None) -> ModelFunction:
     """The public function `name`, or the only one; a clear error otherwise."""
     functions = public_functions(module)
-    names = [symbol_name(f) for f in functions]
+    names = [f.name for f in functions]
     if name is not None:
         for function in functions:
-            if symbol_name(function) == name:
+            if function.name == name:
                 return function
+        twin = next((f for f in functions if symbol_name(f.body) == name), None)
+        if twin is not None:
+            raise DiagnosticError(
+                f"@{name} is IREE's asynchronous form of @{twin.name} (it takes fences); "
+                f"tune @{twin.name}"
+            )
         raise DiagnosticError(
             f"the model has no public function @{name} (it has "
             + ", ".join(f"@{n}" for n in names)
@@ -57,26 +126,32 @@ def model_function(module: ModuleOp, name: str | None) -> Operation:
     return functions[0]
 
 
-def parse_shape(text: str) -> tuple[int, ...]:
-    """`40x256xf32` or `40x256` -> (40, 256); the element type, if given, is ignored here
-    (the model's signature has it)."""
+InputShape = tuple[int, ...] | str
+"""An example input: its dimensions, or text such as `40x256xf32` (`40x256`), whose
+element type, when given, must be the argument's."""
+
+
+def parse_shape(text: str) -> tuple[tuple[int, ...], str | None]:
+    """`40x256xf32` -> ((40, 256), "f32"); `40x256` -> ((40, 256), None)."""
     parts = [p for p in text.strip().split("x") if p]
+    element = None
     if parts and not parts[-1].isdigit():
-        parts = parts[:-1]
-    if not all(p.isdigit() for p in parts):
+        element = parts.pop()
+    if not all(p.isdigit() for p in parts) or (element is not None and not element.isalnum()):
         raise DiagnosticError(f"input shape '{text}' is not like 40x256xf32")
-    return tuple(int(p) for p in parts)
+    return tuple(int(p) for p in parts), element
 
 
-def function_inputs(function: Operation, shapes: Sequence[Sequence[int]] | None) -> list[Operand]:
+def function_inputs(function: ModelFunction, shapes: Sequence[InputShape] | None) -> list[Operand]:
     """The model function's arguments at their example shapes: static sizes from its
-    signature, dynamic ones from `shapes` (one per argument, required when any is dynamic)."""
-    args = list(function.regions[0].blocks[0].args)
+    signature, dynamic ones from `shapes` (one per argument, required when any is dynamic).
+    The argument types are the tensors IREE imports the arguments as."""
+    args = function.arguments
     imported: dict[object, TensorType] = {}
-    for op in function.walk():
+    for op in function.body.walk():
         if op_name(op) == "hal.tensor.import" and isinstance(op.results[0].type, TensorType):
             imported.setdefault(op.operands[0], op.results[0].type)
-    name = symbol_name(function)
+    name = function.name
     if shapes is not None and len(shapes) != len(args):
         raise DiagnosticError(
             f"@{name} takes {len(args)} arguments; {len(shapes)} input shapes were given"
@@ -89,11 +164,12 @@ def function_inputs(function: Operation, shapes: Sequence[Sequence[int]] | None)
                 f"argument {index} of @{name} is not a tensor; it cannot be tuned"
             )
         declared = list(type_.get_shape())
+        element = interop.mlir_text(type_.get_element_type())
         dtype = numpy_dtype(type_.get_element_type())
         if dtype is None:
             raise DiagnosticError(
-                f"argument {index} of @{name} has element type "
-                f"{interop.mlir_text(type_.get_element_type())}, which has no numpy counterpart"
+                f"argument {index} of @{name} has element type {element}, which tune-model "
+                "cannot make inputs of"
             )
         if shapes is None:
             if any(d < 0 for d in declared):
@@ -103,16 +179,70 @@ def function_inputs(function: Operation, shapes: Sequence[Sequence[int]] | None)
                 )
             shape = tuple(declared)
         else:
-            shape = tuple(shapes[index])
-            if len(shape) != len(declared) or any(
-                d >= 0 and d != s for d, s in zip(declared, shape, strict=False)
+            given = shapes[index]
+            shape, given_element = parse_shape(given) if isinstance(given, str) else (given, None)
+            shape = tuple(shape)
+            text = "x".join([*map(str, shape), *([given_element] if given_element else [])])
+            if (
+                len(shape) != len(declared)
+                or any(d >= 0 and d != s for d, s in zip(declared, shape, strict=False))
+                or given_element not in (None, element)
             ):
                 raise DiagnosticError(
-                    f"input shape {'x'.join(map(str, shape)) or 'scalar'} does not fit argument "
-                    f"{index} of @{name} ({interop.mlir_text(type_)})"
+                    f"input shape {text or 'scalar'} does not fit argument {index} of @{name} "
+                    f"({interop.mlir_text(type_)})"
                 )
         operands.append(Operand(shape, dtype))
     return operands
+
+
+def _outputs(result) -> list[np.ndarray]:
+    results = result if isinstance(result, tuple | list) else [result]
+    return [np.asarray(r) for r in results]
+
+
+def check_model(
+    stock_vmfb: bytes,
+    tuned_vmfb: bytes,
+    function: str,
+    inputs: Sequence[Operand],
+    policy: str,
+    device: str,
+    tolerance: float,
+    calls: int = 40,
+) -> str | None:
+    """The tuned module's last check before it is written: called on the example inputs
+    as its users will call it, it must give the stock build's results. `online`: every
+    call until its groups have decided (at most `calls`), the exploring ones and the
+    committed one; `explicit`: before and after its `__autotune`. Returns what went
+    wrong, or None."""
+    import iree.runtime as rt
+
+    from autotune_runtime.session import load
+
+    host_args = [operand.array(seed) for seed, operand in enumerate(inputs)]
+    config = rt.Config(device)
+    stock_module = rt.VmModule.copy_buffer(config.vm_instance, stock_vmfb)
+    stock_context = rt.SystemContext(vm_modules=[stock_module], config=config)
+    expected = _outputs(stock_context.modules[stock_module.name][function](*host_args))
+    expected = [e.copy() for e in expected]
+    del stock_context, stock_module
+    try:
+        with load(tuned_vmfb, device=device, cache=False) as tuned:
+            run = tuned.function(function)
+            done = 0
+            while True:
+                got = _outputs(run(*host_args))
+                done += 1
+                if not agree(got, expected, tolerance):
+                    return f"call {done} gave other results than the stock build"
+                if policy == "explicit" and done == 1:
+                    tuned.tune()
+                    continue
+                if policy != "online" or done >= calls or _settled(tuned):
+                    return None
+    except (RuntimeError, ValueError, TypeError) as err:
+        return f"it failed to run: {str(err).strip().splitlines()[0]}"
 
 
 def time_model(

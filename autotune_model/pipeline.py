@@ -43,7 +43,14 @@ from autotune_model.bench import (
 )
 from autotune_model.candidates import Candidate, candidates, combined, loop_count, tile_lists
 from autotune_model.executors import Executor, LocalExecutor
-from autotune_model.measure import function_inputs, model_function, time_model
+from autotune_model.measure import (
+    InputShape,
+    ModelFunction,
+    function_inputs,
+    model_function,
+    check_model,
+    time_model,
+)
 from autotune_model.report import (
     FAILED_TO_COMPILE,
     FAILED_TO_RUN,
@@ -82,13 +89,14 @@ class TuneOptions:
     target: str = "llvm-cpu"
     arch: str | None = None
     function: str | None = None
-    input_shapes: tuple[tuple[int, ...], ...] | None = None
+    input_shapes: tuple[InputShape, ...] | None = None
     policy: str = "online"
     freeze: bool = False
     cache: str | None = None
     top_k: int = 2
     candidates: int = 8
     tolerance: float = 1e-3
+    check_tolerance: float = 1e-2  # the whole model's results against the stock build's
     repeats: int = 15
     time_model: bool = True
     faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
@@ -217,14 +225,14 @@ def _export_name(dispatch: DispatchOp) -> str:
 
 def _tunables(
     module: ModuleOp,
-    function,
+    function: ModelFunction,
     configs: dict[str, DispatchConfig],
     values,
     options: TuneOptions,
     report: TuneReport,
 ) -> list[_Tunable]:
     found: dict[str, _Tunable] = {}
-    for dispatch in (op for op in function.walk() if isinstance(op, DispatchOp)):
+    for dispatch in function.dispatches():
         export = _export_name(dispatch)
         if export in found or export in report.skipped:
             continue
@@ -294,9 +302,9 @@ def tune_model(
     configs = default_configs(flow, options.target, options.arch)
     module = parse_module(flow, f"{filename} (flow phase)")
     function = model_function(module, options.function)
-    function_name = symbol_name(function) or "main"
+    function_name = function.name
     inputs = function_inputs(function, options.input_shapes)
-    values = host_values(function, [operand.shape for operand in inputs])
+    values = host_values(function.body, function.arguments, [o.shape for o in inputs])
     tunables = _tunables(module, function, configs, values, options, report)
     lap("analyse")
 
@@ -331,10 +339,12 @@ def tune_model(
     vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy, decisions)
     lap("build")
 
-    if options.time_model and device_available(device):
+    stock = None
+    if benchmarked:
         stock = compile_lowered(
             model, options.target, options.arch, extra_args=input_type_flags(model)
         )
+    if options.time_model and stock is not None:
         report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
         lap("measure")
         # The guard: groups that cost the model more than they gain go, smallest gain first.
@@ -350,6 +360,20 @@ def tune_model(
             lap("build")
             report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
             lap("measure")
+    if stock is not None and grouped:
+        failure = check_model(
+            stock, vmfb, function_name, inputs, policy, device, options.check_tolerance
+        )
+        if failure is not None:
+            # Never written as it is: the module is built without groups (IREE's own).
+            for tunable in grouped:
+                tunable.ungroup(f"the tuned module failed its last check: {failure}")
+            report.notes.append(
+                f"the tuned module failed its last check ({failure}); it is written "
+                "without groups, as the stock build"
+            )
+            vmfb, lowered = _build(flow, filename, function_name, [], options, policy, decisions)
+        lap("check")
     return TunedModel(vmfb, lowered, report)
 
 
@@ -469,9 +493,8 @@ def _build(
     """The tuned module: the flow phase with a group for each of `grouped`, lowered with
     the policy, compiled."""
     module = parse_module(flow, f"{filename} (flow phase)")
-    function = model_function(module, function_name)
     sites: dict[str, list[DispatchOp]] = {}
-    for dispatch in (op for op in function.walk() if isinstance(op, DispatchOp)):
+    for dispatch in model_function(module, function_name).dispatches():
         sites.setdefault(_export_name(dispatch), []).append(dispatch)
     for tunable in grouped:
         _make_group(module, sites[tunable.export], tunable, policy, decisions)

@@ -40,12 +40,13 @@ _BINARY: dict[str, Callable[[int, int], int]] = {
 _CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci")
 
 
-def host_values(function: Operation, input_shapes: Sequence[Sequence[int]]) -> dict[SSAValue, int]:
-    """Integer values of a public flow-phase function's body (its arguments are buffer
-    views of the given shapes, in order), as far as they follow from those shapes."""
+def host_values(
+    function: Operation, arguments: Sequence[SSAValue], input_shapes: Sequence[Sequence[int]]
+) -> dict[SSAValue, int]:
+    """Integer values of a flow-phase function's body whose `arguments` are buffer views of
+    the given shapes, as far as they follow from those shapes."""
     values: dict[SSAValue, int] = {}
-    args = list(function.regions[0].blocks[0].args)
-    shapes = dict(zip(args, input_shapes, strict=False))
+    shapes = dict(zip(arguments, input_shapes, strict=True))
     for op in function.walk():
         name = op_name(op)
         if name == "arith.constant":

@@ -18,7 +18,6 @@ import time
 from dataclasses import replace
 
 from autotune_dialect import parse_module
-from autotune_dialect.interop import symbol_name
 from autotune_model import TuneOptions, tune_model
 from autotune_model.measure import function_inputs, model_function, time_model
 from autotune_model.pipeline import DEVICES, flow_phase, input_type_flags
@@ -66,7 +65,7 @@ def run(settings: Settings) -> CaseResult:
         stock = compile_lowered(model.text, "llvm-cpu", extra_args=input_type_flags(model.text))
         function = model_function(parse_module(flow_phase(model.text, "llvm-cpu", None, "")), None)
         inputs = function_inputs(function, model.input_shapes)
-        name = symbol_name(function) or "main"
+        name = function.name
         timing = time_model(
             stock, tuned.vmfb, name, inputs, report.policy, DEVICES["llvm-cpu"], budget_s=budget
         )

@@ -389,6 +389,15 @@ def test_cli_errors_name_what_is_wrong(tmp_path):
         "does not fit argument 0",
     )
     assert_error(cli("tune-model", model, "-o", out, "--input", "4zx3"), "not like 40x256xf32")
+    # The element type given must be the argument's; its rank too.
+    assert_error(
+        cli("tune-model", model, "-o", out, "--input", "40x256xf16", "--input", "256x256xf32"),
+        "40x256xf16 does not fit argument 0 of @dynamic (tensor<?x256xf32>)",
+    )
+    assert_error(
+        cli("tune-model", model, "-o", out, "--input", "40x256x1xf32", "--input", "256x256"),
+        "does not fit argument 0",
+    )
     assert_error(
         cli("tune-model", model, "-o", out, "--function", "nope"), "no public function @nope"
     )
@@ -466,3 +475,68 @@ def test_flow_phase_locations_name_the_model_file():
     assert '"<stdin>"' not in flow
     line = next(n for n, text in enumerate(MLP.splitlines(), 1) if "linalg.matmul" in text)
     assert f'"models/my mlp.mlir":{line}:' in flow  # (in call-site locations)
+
+
+ASYNC_MODEL = """module {
+  func.func @main_graph(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8,16],f32>) -> !torch.vtensor<[4,16],f32> attributes {torch.onnx_meta.ir_version = 8 : si64, torch.onnx_meta.opset_version = 17 : si64, torch.onnx_meta.producer_name = "pytorch", torch.onnx_meta.producer_version = "2.0"} {
+    %0 = torch.operator "onnx.MatMul"(%arg0, %arg1) : (!torch.vtensor<[4,8],f32>, !torch.vtensor<[8,16],f32>) -> !torch.vtensor<[4,16],f32>
+    return %0 : !torch.vtensor<[4,16],f32>
+  }
+}
+"""
+
+
+def test_the_function_of_a_torch_program_is_the_users_never_its_async_twin():
+    """iree-import-onnx output: at the flow phase IREE has @main_graph$async (with fences,
+    holding the dispatches) and @main_graph, which calls it: @main_graph is the model,
+    its arguments' types come from where @main_graph$async imports them."""
+    from autotune_dialect import parse_module
+    from autotune_dialect.interop import symbol_name
+    from autotune_model.measure import function_inputs, model_function
+    from autotune_model.pipeline import flow_phase
+
+    module = parse_module(flow_phase(ASYNC_MODEL, "llvm-cpu", None, "m.mlir"))
+    function = model_function(module, None)
+    assert function.name == "main_graph"
+    assert symbol_name(function.body) == "main_graph$async"
+    assert len(function.dispatches()) == 1
+    inputs = function_inputs(function, None)
+    assert [(o.shape, o.dtype) for o in inputs] == [((4, 8), "float32"), ((8, 16), "float32")]
+    assert model_function(module, "main_graph").body is function.body
+    with pytest.raises(DiagnosticError, match=r"asynchronous form of @main_graph"):
+        model_function(module, "main_graph$async")
+    with pytest.raises(DiagnosticError, match=r"8x8xf32 does not fit argument 0"):
+        function_inputs(function, ["8x8xf32", (8, 16)])
+
+
+def test_the_last_check_compares_the_tuned_module_with_the_stock_build():
+    from autotune_model.measure import check_model, function_inputs, model_function
+    from autotune_dialect import parse_module
+    from lowering.driver import compile_lowered
+
+    function = model_function(parse_module(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir")), None)
+    inputs = function_inputs(function, None)
+    stock = compile_lowered(MLP)
+    assert check_model(stock, stock, function.name, inputs, "static", "local-task", 1e-3) is None
+    # Another model of the same signature (the first layer's bias not added) is caught.
+    other = compile_lowered(MLP.replace("%s = arith.addf %a, %b : f32", "%s = arith.addf %a, %a : f32", 1))
+    failure = check_model(stock, other, function.name, inputs, "static", "local-task", 1e-3)
+    assert failure == "call 1 gave other results than the stock build"
+
+
+def test_a_tuned_module_that_fails_its_last_check_is_written_as_the_stock_build(monkeypatch):
+    import autotune_model.pipeline as pipeline
+
+    seen = []
+
+    def failing(stock, tuned, *args):
+        seen.append(len(tuned))
+        return "call 2 gave other results than the stock build"
+
+    monkeypatch.setattr(pipeline, "check_model", failing)
+    tuned = tune_model(MLP, SMALL, benchmark_job=fake_benchmark)
+    assert seen, "the last check did not run"
+    assert not any(d.kept for d in tuned.report.dispatches)
+    assert any("failed its last check" in n for n in tuned.report.notes)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        assert not module.groups

@@ -1,0 +1,126 @@
+"""Export the real-model corpus from the libraries' own model code, as their users export.
+
+Small configurations and random weights (nothing is downloaded); every model's input IR is
+written next to this file exactly as its frontend emitted it:
+
+- `bert_flax.mlir`, `vit_flax.mlir`: transformers' Flax classes, `jax.jit(f).lower(...)
+  .as_text()` (StableHLO).
+- `gpt2_onnx.mlir`, `squeezenet_onnx.mlir`: transformers' `GPT2Model` and torchvision's
+  `squeezenet1_1` at batch 1, `torch.onnx.export` then `iree-import-onnx` (torch dialect
+  with `torch.onnx_meta` attributes).
+- `mobilenet_turbine.mlir`: torchvision's `mobilenet_v2` (depthwise convolutions) at batch 1,
+  `iree.turbine.aot.export(...)` (torch dialect).
+
+Run with the pinned frontends of `requirements.txt`:
+    /tmp/export/bin/python tests/data/models/export.py [NAME ...]
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SEED = 0
+
+
+def bert_flax() -> str:
+    import jax
+    import jax.numpy as jnp
+    from transformers import BertConfig, FlaxBertModel
+
+    config = BertConfig(
+        vocab_size=1000,
+        hidden_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=512,
+        max_position_embeddings=64,
+    )
+    model = FlaxBertModel(config, seed=SEED)
+
+    def encode(input_ids):
+        return model(input_ids, params=model.params).last_hidden_state
+
+    return jax.jit(encode).lower(jnp.zeros((1, 64), jnp.int32)).as_text()
+
+
+def vit_flax() -> str:
+    import jax
+    import jax.numpy as jnp
+    from transformers import FlaxViTModel, ViTConfig
+
+    config = ViTConfig(
+        image_size=64,
+        patch_size=8,
+        hidden_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=512,
+    )
+    model = FlaxViTModel(config, seed=SEED)
+
+    def encode(pixel_values):
+        return model(pixel_values, params=model.params).last_hidden_state
+
+    return jax.jit(encode).lower(jnp.zeros((1, 3, 64, 64), jnp.float32)).as_text()
+
+
+def _onnx_to_mlir(model, example, name: str) -> str:
+    import torch
+
+    with tempfile.TemporaryDirectory() as folder:
+        onnx_path = Path(folder) / f"{name}.onnx"
+        torch.onnx.export(model, example, str(onnx_path), dynamo=True)
+        importer = Path(sys.executable).with_name("iree-import-onnx")
+        out = subprocess.run(
+            [str(importer), str(onnx_path), "-o", "-"], check=True, capture_output=True
+        )
+    return out.stdout.decode()
+
+
+def gpt2_onnx() -> str:
+    import torch
+    from transformers import GPT2Config, GPT2Model
+
+    torch.manual_seed(SEED)
+    config = GPT2Config(vocab_size=1000, n_positions=64, n_embd=128, n_layer=2, n_head=4)
+    model = GPT2Model(config).eval()
+    model.config.use_cache = False
+    return _onnx_to_mlir(model, (torch.zeros((1, 32), dtype=torch.int64),), "gpt2")
+
+
+def squeezenet_onnx() -> str:
+    import torch
+    import torchvision
+
+    torch.manual_seed(SEED)
+    model = torchvision.models.squeezenet1_1(weights=None, num_classes=10).eval()
+    return _onnx_to_mlir(model, (torch.zeros((1, 3, 64, 64)),), "squeezenet")
+
+
+def mobilenet_turbine() -> str:
+    import torch
+    import torchvision
+    from iree.turbine import aot
+
+    torch.manual_seed(SEED)
+    model = torchvision.models.mobilenet_v2(weights=None, width_mult=0.35, num_classes=10)
+    exported = aot.export(model.eval(), torch.zeros((1, 3, 64, 64)))
+    return str(exported.mlir_module)
+
+
+MODELS = {f.__name__: f for f in (bert_flax, vit_flax, gpt2_onnx, squeezenet_onnx, mobilenet_turbine)}
+
+
+def main(names: list[str]) -> None:
+    for name in names or MODELS:
+        text = MODELS[name]()
+        (HERE / f"{name}.mlir").write_text(text)
+        print(f"{name}.mlir: {len(text) / 1e6:.1f} MB")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
