@@ -46,9 +46,9 @@ from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.measure import (
     InputShape,
     ModelFunction,
+    check_model,
     function_inputs,
     model_function,
-    check_model,
     time_model,
 )
 from autotune_model.report import (

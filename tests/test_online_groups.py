@@ -45,7 +45,7 @@ def several_groups(max_samples: dict[str, int], dynamic_keys: bool = False) -> s
         _executable(
             name,
             TAGS[name],
-            f"{{policy = \"online\", tolerance = 1000.0, warmup = 0, min_samples = {n}, "
+            f'{{policy = "online", tolerance = 1000.0, warmup = 0, min_samples = {n}, '
             f"max_samples = {n}}}",
         )
         for name, n in max_samples.items()

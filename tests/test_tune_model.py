@@ -510,8 +510,8 @@ def test_the_function_of_a_torch_program_is_the_users_never_its_async_twin():
 
 
 def test_the_last_check_compares_the_tuned_module_with_the_stock_build():
-    from autotune_model.measure import check_model, function_inputs, model_function
     from autotune_dialect import parse_module
+    from autotune_model.measure import check_model, function_inputs, model_function
     from lowering.driver import compile_lowered
 
     function = model_function(parse_module(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir")), None)
@@ -519,7 +519,9 @@ def test_the_last_check_compares_the_tuned_module_with_the_stock_build():
     stock = compile_lowered(MLP)
     assert check_model(stock, stock, function.name, inputs, "static", "local-task", 1e-3) is None
     # Another model of the same signature (the first layer's bias not added) is caught.
-    other = compile_lowered(MLP.replace("%s = arith.addf %a, %b : f32", "%s = arith.addf %a, %a : f32", 1))
+    other = compile_lowered(
+        MLP.replace("%s = arith.addf %a, %b : f32", "%s = arith.addf %a, %a : f32", 1)
+    )
     failure = check_model(stock, other, function.name, inputs, "static", "local-task", 1e-3)
     assert failure == "call 1 gave other results than the stock build"
 

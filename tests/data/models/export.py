@@ -112,7 +112,9 @@ def mobilenet_turbine() -> str:
     return str(exported.mlir_module)
 
 
-MODELS = {f.__name__: f for f in (bert_flax, vit_flax, gpt2_onnx, squeezenet_onnx, mobilenet_turbine)}
+MODELS = {
+    f.__name__: f for f in (bert_flax, vit_flax, gpt2_onnx, squeezenet_onnx, mobilenet_turbine)
+}
 
 
 def main(names: list[str]) -> None:
