@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from iree.compiler import ir
 from xdsl.dialects import arith
@@ -52,11 +53,12 @@ class Operand:
     def array(self, seed: int) -> np.ndarray:
         """Deterministic input data: uniform in [-1, 1) (integers: 0..7)."""
         rng = np.random.default_rng(seed)
-        if np.dtype(self.dtype).kind == "f":
-            return rng.uniform(-1.0, 1.0, self.shape).astype(self.dtype)
-        if np.dtype(self.dtype).kind == "b":
-            return rng.integers(0, 2, self.shape).astype(self.dtype)
-        return rng.integers(0, 8, self.shape).astype(self.dtype)
+        dtype = numpy_type(self.dtype)
+        if is_floating(dtype):
+            return rng.uniform(-1.0, 1.0, self.shape).astype(dtype)
+        if dtype.kind == "b":
+            return rng.integers(0, 2, self.shape).astype(dtype)
+        return rng.integers(0, 8, self.shape).astype(dtype)
 
 
 @dataclass(frozen=True)
@@ -69,10 +71,20 @@ class BenchModule:
     repeat: int
 
 
-_DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": None, "i1": "bool"}
+_DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16", "i1": "bool"}
+
+
+def numpy_type(name: str) -> np.dtype:
+    """numpy's dtype of a name; `bfloat16` is ml_dtypes' (as IREE's runtime reads it)."""
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+def is_floating(dtype: np.dtype) -> bool:
+    return dtype.kind == "f" or dtype.name == "bfloat16"
 
 
 def numpy_dtype(element) -> str | None:
+    """The numpy name of an MLIR element type, None where there is none (i4, complex...)."""
     text = interop.mlir_text(element)
     if text in _DTYPES:
         return _DTYPES[text]
@@ -341,9 +353,18 @@ def _outputs(values) -> list[np.ndarray]:
     ]
 
 
+def type_tolerance(dtype: np.dtype, tolerance: float) -> float:
+    """`tolerance`, or more for a narrow float type: 8 of its rounding steps (f16 0.008,
+    bf16 0.06), what another order of summing its values may change."""
+    if not is_floating(dtype):
+        return tolerance
+    return max(tolerance, 8 * float(ml_dtypes.finfo(dtype).eps))
+
+
 def agree(got: Sequence[np.ndarray], expected: Sequence[np.ndarray], tolerance: float) -> bool:
     """Whether a candidate's outputs match the default's: same shapes, and every element
-    within `tolerance` times the default's largest magnitude (at least 1)."""
+    within `tolerance` (scaled to a narrow float type) times the default's largest
+    magnitude (at least 1), compared in float64."""
     if len(got) != len(expected):
         return False
     for a, b in zip(got, expected, strict=True):
@@ -353,6 +374,7 @@ def agree(got: Sequence[np.ndarray], expected: Sequence[np.ndarray], tolerance: 
             continue
         scale = max(1.0, float(np.max(np.abs(b.astype(np.float64)))))
         diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-        if not (np.all(np.isfinite(diff)) and float(np.max(diff)) <= tolerance * scale):
+        allowed = type_tolerance(b.dtype, tolerance) * scale
+        if not (np.all(np.isfinite(diff)) and float(np.max(diff)) <= allowed):
             return False
     return True

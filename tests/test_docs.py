@@ -14,6 +14,7 @@ about an hour) runs.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -105,6 +106,16 @@ def run_sh(code: str, folder: Path, env: dict[str, str]) -> subprocess.Completed
     )
 
 
+def missing_modules(code: str) -> list[str]:
+    """The modules a Python block names on its first line (`# needs: torch, onnx`: an
+    optional frontend) that this interpreter does not have."""
+    first = code.lstrip().splitlines()[0] if code.strip() else ""
+    if not first.startswith("# needs:"):
+        return []
+    names = [n.strip() for n in first.removeprefix("# needs:").split(",") if n.strip()]
+    return [n for n in names if importlib.util.find_spec(n.split(".")[0]) is None]
+
+
 def run_blocks(page: Path, folder: Path) -> int:
     """Run the ```sh and ```python blocks of `page` in order in `folder`; how many ran."""
     env = scripts_env()
@@ -121,6 +132,8 @@ def run_blocks(page: Path, folder: Path) -> int:
                 f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
             )
             ran += 1
+        elif lang == "python" and missing_modules(code):
+            print(f"{where}: not run: needs {', '.join(missing_modules(code))}")
         elif lang == "python":
             cwd = os.getcwd()
             os.chdir(folder)
@@ -149,7 +162,15 @@ def test_every_block_of_the_page_runs_in_order(page, tmp_path):
     blocks = fenced_blocks(page.read_text())
     runnable = [code for lang, code, _ in blocks if lang in RUNNABLE]
     ran = run_blocks(page, tmp_path)
-    skipped = [c for c in runnable if runs_entry_points_only(c) or IMPORT_TRITON in c]
+    skipped = [
+        c
+        for lang, c, _ in blocks
+        if lang in RUNNABLE
+        and (
+            (lang == "sh" and (runs_entry_points_only(c) or IMPORT_TRITON in c))
+            or (lang == "python" and missing_modules(c))
+        )
+    ]
     assert ran == len(runnable) - len(skipped)
 
 
@@ -171,3 +192,9 @@ def test_the_notebook_executes(tmp_path):
         if output.get("output_type") == "error"
     ]
     assert not errors
+
+
+def test_a_block_names_the_optional_modules_it_needs():
+    assert missing_modules("# needs: numpy, json\nimport numpy\n") == []
+    assert missing_modules("# needs: numpy, no_such_frontend.aot\n") == ["no_such_frontend.aot"]
+    assert missing_modules("import numpy  # needs: nothing here\n") == []

@@ -19,6 +19,23 @@ class Model:
     name: str
     text: str
     input_shapes: tuple[tuple[int, ...], ...] | None = None
+    real: bool = False  # exported by a frontend from a library's model code
+
+
+CORPUS = HERE.parent.parent / "tests" / "data" / "models"
+REAL = (
+    "bert_flax",
+    "vit_flax",
+    "vit_bf16_flax",
+    "gpt2_onnx",
+    "squeezenet_onnx",
+    "mobilenet_turbine",
+)
+"""The real models of the tests' corpus (`tests/data/models/export.py` made them)."""
+
+
+def real_model(name: str) -> Model:
+    return Model(name, (CORPUS / f"{name}.mlir").read_text(), real=True)
 
 
 def _params(rng: np.random.Generator, *shape: int) -> np.ndarray:

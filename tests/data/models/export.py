@@ -3,8 +3,8 @@
 Small configurations and random weights (nothing is downloaded); every model's input IR is
 written next to this file exactly as its frontend emitted it:
 
-- `bert_flax.mlir`, `vit_flax.mlir`: transformers' Flax classes, `jax.jit(f).lower(...)
-  .as_text()` (StableHLO).
+- `bert_flax.mlir`, `vit_flax.mlir`, `vit_bf16_flax.mlir` (weights, inputs and compute
+  in bf16): transformers' Flax classes, `jax.jit(f).lower(...).as_text()` (StableHLO).
 - `gpt2_onnx.mlir`, `squeezenet_onnx.mlir`: transformers' `GPT2Model` and torchvision's
   `squeezenet1_1` at batch 1, `torch.onnx.export` then `iree-import-onnx` (torch dialect
   with `torch.onnx_meta` attributes).
@@ -68,6 +68,28 @@ def vit_flax() -> str:
     return jax.jit(encode).lower(jnp.zeros((1, 3, 64, 64), jnp.float32)).as_text()
 
 
+def vit_bf16_flax() -> str:
+    import jax
+    import jax.numpy as jnp
+    from transformers import FlaxViTModel, ViTConfig
+
+    config = ViTConfig(
+        image_size=32,
+        patch_size=8,
+        hidden_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=256,
+    )
+    model = FlaxViTModel(config, seed=SEED, dtype=jnp.bfloat16)
+    params = jax.tree_util.tree_map(lambda p: p.astype(jnp.bfloat16), model.params)
+
+    def encode(pixel_values):
+        return model(pixel_values, params=params).last_hidden_state
+
+    return jax.jit(encode).lower(jnp.zeros((1, 3, 32, 32), jnp.bfloat16)).as_text()
+
+
 def _onnx_to_mlir(model, example, name: str) -> str:
     import torch
 
@@ -113,7 +135,8 @@ def mobilenet_turbine() -> str:
 
 
 MODELS = {
-    f.__name__: f for f in (bert_flax, vit_flax, gpt2_onnx, squeezenet_onnx, mobilenet_turbine)
+    f.__name__: f
+    for f in (bert_flax, vit_flax, vit_bf16_flax, gpt2_onnx, squeezenet_onnx, mobilenet_turbine)
 }
 
 
