@@ -140,14 +140,19 @@ def bench_module(
     workload = [constant(w) for w in dispatch.workload]
     result_dims = [constant(d) for d in dispatch.result_dims]
     argument_dims = [constant(d) for dims in arg_dims for d in dims]
-    results: list[SSAValue] = []
+    copies: list[list[SSAValue]] = []  # each copy's results, as they are returned
     for _ in range(repeat):
         # A barrier per copy: identical dispatches on identical operands would be merged.
         # The previous copy's results go through it too, so that the copies run one after
-        # the other (as a model's dispatches do), not side by side.
-        barrier = util.OptimizationBarrierOp([*block.args, *results[-len(dispatch.outputs) :]])
+        # the other (as a model's dispatches do), not side by side; what comes out of the
+        # barrier is what is returned (a barrier result that nothing uses kept its buffer
+        # alive after the call: 3 results' worth per call, without end).
+        previous = copies[-1] if copies else []
+        barrier = util.OptimizationBarrierOp([*block.args, *previous])
         block.add_op(barrier)
         fresh = barrier.results[: len(block.args)]
+        if copies:
+            copies[-1] = list(barrier.results[len(block.args) :])
         mapping: dict[SSAValue, SSAValue] = {**scalars, **dict(zip(tensors, fresh, strict=True))}
         call = DispatchOp(
             entry,
@@ -159,7 +164,8 @@ def bench_module(
             dispatch.tied_operand_indices(),
         )
         block.add_op(call)
-        results.extend(call.results)
+        copies.append(list(call.results))
+    results = copies[-1]
     block.add_op(util.ReturnOp(results))
     function = util.FuncOp(
         BENCH_FUNCTION,

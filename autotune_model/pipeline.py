@@ -374,7 +374,18 @@ def tune_model(
             )
             vmfb, lowered = _build(flow, filename, function_name, [], options, policy, decisions)
         lap("check")
+    report.peak_rss_mb = peak_memory()
     return TunedModel(vmfb, lowered, report)
+
+
+def peak_memory() -> dict[str, int]:
+    """The largest resident memory so far (MB) of this process and of its children."""
+    import resource
+
+    return {
+        "tuner": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+        "compiler": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024,
+    }
 
 
 def _compile(

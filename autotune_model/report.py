@@ -98,6 +98,9 @@ class TuneReport:
     notes: list[str] = field(default_factory=list)
     timing: ModelTiming | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # phase -> wall time
+    # Largest resident memory while tuning (MB): this process, and the largest of the
+    # processes it started (iree-compile); None where not measured.
+    peak_rss_mb: dict[str, int] | None = None
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -136,6 +139,7 @@ class TuneReport:
                 list(data["notes"]),
                 timing,
                 dict(data["seconds"]),
+                data.get("peak_rss_mb"),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"a tune-model report with a missing or bad field ({err})") from None
@@ -180,6 +184,12 @@ def summary_lines(report: TuneReport) -> list[str]:
         )
     spent = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
     lines.append(f"tuning time: {spent}")
+    if report.peak_rss_mb:
+        memory = report.peak_rss_mb
+        lines.append(
+            f"peak memory: {memory['tuner']} MB (tuner), {memory['compiler']} MB (largest "
+            "iree-compile)"
+        )
     for d in report.dispatches:
         for c in d.candidates:
             if c.fate in FAILED:
