@@ -241,7 +241,10 @@ def _tunables(
             report.skipped[export] = "IREE gave it no tile configuration"
             continue
         if not worth_tuning(config):
-            report.skipped[export] = f"its root ({config.root_op}) has no reduction"
+            report.skipped[export] = (
+                f"elementwise work or data movement (its root op, {config.root_op}, has no "
+                "reduction loop); left as IREE builds it"
+            )
             continue
         bench = bench_module(module, dispatch, values)
         if isinstance(bench, str):
@@ -250,8 +253,9 @@ def _tunables(
         loops, tiled = root_loop_count(bench), loop_count(config.lowering_config)
         if loops is not None and tiled is not None and loops != tiled:
             report.skipped[export] = (
-                f"IREE configures another form of its root op ({tiled} loops; {loops} at "
-                "the flow phase, e.g. a unit dimension folded away)"
+                f"IREE configures another form of its root op than the flow phase has "
+                f"({tiled} loops against {loops}: a unit dimension, such as a batch of 1, "
+                "folded away), and tile sizes for one form do not fit the other; not tuned"
             )
             continue
         generated = candidates(config, options.candidates)
