@@ -34,12 +34,17 @@ of the best is never dropped early (it is eliminated, if at all, by the interval
 
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
 from dataclasses import dataclass, field
 
 _MAD_TO_SIGMA = 1.4826
 _MEDIAN_EFFICIENCY = 1.2533  # standard error of the median / of the mean, normal data
+EXACT_SPREAD = 64
+"""Up to this many samples, a variant's spread is recomputed at every sample."""
+SPREAD_REFRESH = 1.0 / 32
+"""Beyond that, once the samples have grown by this share since the last recomputation."""
 
 
 RULE_OPTIONS = ("warmup", "min_samples", "max_samples", "confidence", "early_drop", "indifference")
@@ -91,15 +96,28 @@ class StopRule:
 
 @dataclass
 class VariantStats:
-    """Timings of one variant at one workload key, in nanoseconds."""
+    """Timings of one variant at one workload key, in nanoseconds.
+
+    Kept so that each new sample costs a time independent of how many there are: the
+    median from two heaps (the lower half, negated, and the upper half), the minimum as it
+    goes, and the spread recomputed from every sample only while there are at most
+    `EXACT_SPREAD` samples or once their count has grown by `SPREAD_REFRESH` since the last
+    recomputation (so the stop rule's spread lags by at most that share of the samples,
+    and all recomputations together visit each sample a bounded number of times)."""
 
     runs: int = 0
     samples: list[float] = field(default_factory=list)
+    """The timed runs, in the order they ran."""
     cold: list[float] = field(default_factory=list)
     """Times of the warm-up runs."""
     failed: bool = False
     rejected: bool = False
     eliminated: bool = False
+    _lower: list[float] = field(default_factory=list, repr=False)
+    _upper: list[float] = field(default_factory=list, repr=False)
+    _minimum: float = field(default=math.inf, repr=False)
+    _spread: float = field(default=0.0, repr=False)
+    _spread_at: int = field(default=0, repr=False)
 
     def reject(self) -> None:
         """Its results disagree with the reference variant's: never choose it."""
@@ -112,7 +130,19 @@ class VariantStats:
             self.failed = True
             self.eliminated = True
         elif self.runs > warmup:
-            self.samples.append(float(elapsed_ns))
+            value = float(elapsed_ns)
+            self.samples.append(value)
+            self._minimum = min(self._minimum, value)
+            # the lower half (negated: a max-heap) holds as many samples as the upper
+            # half, or one more
+            if self._lower and value > -self._lower[0]:
+                heapq.heappush(self._upper, value)
+            else:
+                heapq.heappush(self._lower, -value)
+            if len(self._lower) > len(self._upper) + 1:
+                heapq.heappush(self._upper, -heapq.heappop(self._lower))
+            elif len(self._upper) > len(self._lower):
+                heapq.heappush(self._lower, -heapq.heappop(self._upper))
         else:
             self.cold.append(float(elapsed_ns))
 
@@ -120,19 +150,31 @@ class VariantStats:
     def median(self) -> float:
         if self.failed or self.rejected or not self.samples:
             return math.inf
-        return statistics.median(self.samples)
+        return self._median()
+
+    def _median(self) -> float:
+        if len(self._lower) > len(self._upper):
+            return -self._lower[0]
+        return (-self._lower[0] + self._upper[0]) / 2
 
     @property
     def minimum(self) -> float:
-        return min(self.samples) if self.samples and not self.failed else math.inf
+        return self._minimum if self.samples and not self.failed else math.inf
 
     @property
     def spread(self) -> float:
-        """Median absolute deviation from the median."""
-        if len(self.samples) < 2:
+        """Median absolute deviation from the median (see the class docstring for when
+        it is recomputed)."""
+        n = len(self.samples)
+        if n < 2:
             return 0.0
-        m = statistics.median(self.samples)
-        return statistics.median(abs(s - m) for s in self.samples)
+        if n != self._spread_at and (
+            n <= EXACT_SPREAD or n >= self._spread_at * (1.0 + SPREAD_REFRESH)
+        ):
+            m = self._median()
+            self._spread = statistics.median(abs(s - m) for s in self.samples)
+            self._spread_at = n
+        return self._spread
 
     def standard_error(self, noise_floor: float) -> float:
         n = len(self.samples)
@@ -225,7 +267,7 @@ def evidence(v: VariantStats, penalty: float | None) -> float | None:
     """A low estimate of a variant's warm time: its fastest timed sample, or its fastest
     cold run less twice `penalty`; None when it has neither."""
     if v.samples:
-        return min(v.samples)
+        return v.minimum
     if v.cold and penalty is not None:
         return min(v.cold) - 2.0 * penalty
     return None

@@ -271,7 +271,7 @@ class Tuner:
         # what this key measured before the neighbour was decided outweighs the bound
         here = self.states[(gid, key)].variants
         contenders.update(
-            i for i, v in enumerate(here) if v.samples and min(v.samples) <= here[winner].median
+            i for i, v in enumerate(here) if v.samples and v.minimum <= here[winner].median
         )
         if group.policy in ("explicit", "init"):
             contenders.add(group.reference)
