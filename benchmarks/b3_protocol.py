@@ -10,13 +10,14 @@ between the two protocols. Ratio: median wall time of the project's over Triton'
 
 Scaling with samples: `module.tune()` (what `iree-autotune tune` runs) of an `explicit`
 module of 3 variants that run the same kernel on 1024 elements, with `min_samples =
-max_samples` set so that it takes 1k, 10k and 100k samples in all (10x at a time; 1k and
-10k with `--quick`). Its wall time should grow like the samples (10x per step): the stop
-rule's work per sample does not depend on how many samples there are.
+max_samples` and no early drop, so that it takes 1k, 10k and 100k samples in all (10x at
+a time; 1k and 10k with `--quick`). Its wall time should grow like the samples (10x per
+step): the stop rule's work per sample does not depend on how many samples there are.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -73,7 +74,9 @@ def scaling(settings: Settings) -> list[dict]:
     totals = SCALING_SAMPLES[:2] if settings.quick else SCALING_SAMPLES
     for total in totals:
         per_variant = total // len(SCALING_VARIANTS)
-        module = load_module(vmfb, warmup=0, min_samples=per_variant, max_samples=per_variant)
+        module = load_module(
+            vmfb, warmup=0, min_samples=per_variant, max_samples=per_variant, early_drop=math.inf
+        )
         start = time.perf_counter()
         module.tune()
         seconds = time.perf_counter() - start
