@@ -14,6 +14,8 @@ transaction, and several processes can tune into one file at once. What is guara
   not a cache of this program (another format, another SQLite schema) is refused
   (`NotACacheError`) and left as it is.
 - A read-only file is read; decisions are then kept in memory.
+- The first decision committed for a key stands (`commit`): a later tuner, in this
+  process or another, gets that decision back instead of storing its own over it.
 - A damaged row (its statistics are not JSON, or its page cannot be read) is skipped with
   one warning; the rest of the cache keeps serving.
 """
@@ -153,6 +155,7 @@ class TuningCache:
         self.read_only = False
         self.pending: dict[CacheKey, Entry] = {}  # to write when the file is free again
         self.unsaved: dict[CacheKey, Entry] = {}  # decisions the file cannot take
+        self.first: set[CacheKey] = set()  # keys whose decision is written only if none is
         self._warned: set[str] = set()
         self.conn = self._open()
 
@@ -436,7 +439,7 @@ class TuningCache:
 
     # --- writing ------------------------------------------------------------------------
 
-    def put(self, entry: Entry) -> None:
+    def put(self, entry: Entry, quiet: CacheKey | None = None) -> None:
         """Store a decision. A busy file gets it later (`pending`); a file that cannot take
         it (disk full, read-only) is reported once, and the decision and later ones are
         kept in memory while what the file holds stays readable."""
@@ -444,16 +447,34 @@ class TuningCache:
             self.unsaved[entry.key] = entry
             return
         self.pending[entry.key] = entry
-        self._flush(wait=False)
+        self._flush(wait=False, quiet=quiet)
 
-    def _flush(self, wait: bool) -> None:
+    def commit(self, entry: Entry) -> Entry:
+        """Store a tuned decision unless the file already holds one for its key (another
+        process committed first); returns the decision that stands. A decision that
+        waits for a busy file is written on the same terms, with a warning if another
+        process's came first meanwhile."""
+        self.first.add(entry.key)
+        self.put(entry, quiet=entry.key)
+        return self.get(entry.key) or entry
+
+    def _flush(self, wait: bool, quiet: CacheKey | None = None) -> None:
         """Write the pending decisions; with `wait`, until the file is free (at most
-        `CLOSE_TIMEOUT_S`)."""
+        `CLOSE_TIMEOUT_S`). A decision of `commit` that the file already held another
+        one for is not written: a warning says so, unless its key is `quiet`."""
         deadline = time.monotonic() + (CLOSE_TIMEOUT_S if wait else 0.0)
         while self.pending:
             try:
-                self._write_all(list(self.pending.values()))
+                overruled = self._write_all(list(self.pending.values()))
                 self.pending.clear()
+                for entry in (e for e in overruled if e.key != quiet):
+                    stored = self.get(entry.key)
+                    self._warn(
+                        f"tuning cache {self.path}: another process stored "
+                        f"{stored.variant if stored else 'a decision'} for {entry.key.group} "
+                        f"at {list(entry.key.workload)} first, which stands; this process "
+                        f"ran {entry.variant} until it ended"
+                    )
             except sqlite3.Error as err:
                 if _busy(err):
                     if time.monotonic() < deadline:
@@ -473,20 +494,24 @@ class TuningCache:
                 self.pending.clear()
                 return
 
-    def _write_all(self, entries: list[Entry]) -> None:
+    def _write_all(self, entries: list[Entry]) -> list[Entry]:
+        """Write `entries` in one transaction; returns those of `commit` not written
+        because the file held a decision for their key."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            for entry in entries:
-                self._write(entry)
+            overruled = [e for e in entries if not self._write(e)]
             self.conn.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
+        return overruled
 
-    def _write(self, entry: Entry) -> None:
-        self.conn.execute(
-            "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    def _write(self, entry: Entry) -> bool:
+        """Write one decision (one of `commit` only where there is none); whether it was."""
+        verb = "IGNORE" if entry.key in self.first else "REPLACE"
+        cursor = self.conn.execute(
+            f"INSERT OR {verb} INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 *entry.key.row(),
                 entry.variant,
@@ -495,6 +520,7 @@ class TuningCache:
                 entry.updated,
             ),
         )
+        return cursor.rowcount > 0
 
     def clear(self) -> int:
         """Delete every decision; returns how many there were."""

@@ -179,6 +179,8 @@ def _print_group_summary(module) -> None:
             where = f"{item['group']} workload {workload_text(item['workload'])}"
             if item["decision"] is None:
                 state = f"exploring ({_calls(item['explored_calls'])})"
+            elif item["adopted"]:
+                state = f"{item['decision']} (from cache: another process decided it first)"
             elif item["from_cache"]:
                 state = f"{item['decision']} (from cache)"
             else:
@@ -291,6 +293,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"tuned {len(panels)} group/workload key(s) in {elapsed:.2f} s{where}")
         if panels:
             console().print(decision_table(panels))
+        adopted = [s for s in module.stats() if s["adopted"]]
+        if adopted:
+            print(
+                f"note: another process committed {_plural(len(adopted), 'decision')} to the "
+                "tuning cache first while this one tuned; those stand (source: cache): "
+                + ", ".join(f"{s['group']} {workload_text(s['workload'])}" for s in adopted)
+            )
     finally:
         module.close()
     return 0

@@ -223,6 +223,7 @@ class LoadedModule:
                     "policy": group.policy,
                     "decision": None if state.decision is None else group.variants[state.decision],
                     "from_cache": state.from_cache,
+                    "adopted": state.adopted,
                     "explored_calls": state.explored_calls,
                     "warm_start": None
                     if state.prior is None

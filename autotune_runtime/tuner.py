@@ -148,6 +148,9 @@ class KeyState:
     """The neighbour's winner was not the best here: every variant is explored."""
     bounds: dict[int, float] = field(default_factory=dict)
     """Low estimates of the variants ruled out by a warm start's growth bound."""
+    adopted: bool = False
+    """The decision is another process's, committed to the tuning cache first while this
+    one explored (`from_cache` is then set too)."""
     decisions_seen: int = -1
     """How many of the group's keys were decided when a warm start was last looked for."""
 
@@ -323,7 +326,8 @@ class Tuner:
             variant, winner = next_or_winner(self.rule_for(gid), state.variants, reference)
         if winner is not None:
             self._commit(gid, key, state, winner)
-            return winner, True, False
+            assert state.decision is not None
+            return state.decision, True, False
         state.explored_calls += 1
         assert variant is not None
         self.in_flight = (gid, key, variant)
@@ -438,21 +442,29 @@ class Tuner:
         return -1 if decision is None else decision
 
     def _commit(self, gid: int, key: Key, state: KeyState, winner: int) -> None:
+        """Commit `winner`, unless the tuning cache already holds a decision for the key
+        (another process committed first while this one explored): that one stands and
+        is adopted, so every process runs the same variant and reports the cache's."""
+        group = self.groups[gid]
+        if self.cache is not None:
+            stats = {
+                "variants": state.summaries(group.variants),
+                "explored_calls": state.explored_calls,
+            }
+            info = self.device.__dict__ if self.device else {}
+            entry = Entry(
+                self.cache_key(gid, key), group.variants[winner], stats, dict(info), time.time()
+            )
+            stored = self.cache.commit(entry)
+            if stored.variant != entry.variant and stored.variant in group.variants:
+                winner = group.variants.index(stored.variant)
+                state.adopted = True
+                state.from_cache = True
+                state.cached_stats = stored.stats.get("variants")
         state.decision = winner
         self.decisions_made[gid] = self.decisions_made.get(gid, 0) + 1
         if self.observer is not None:
             self.observer(gid, key)
-        if self.cache is None:
-            return
-        group = self.groups[gid]
-        stats = {
-            "variants": state.summaries(group.variants),
-            "explored_calls": state.explored_calls,
-        }
-        info = self.device.__dict__ if self.device else {}
-        self.cache.put(
-            Entry(self.cache_key(gid, key), group.variants[winner], stats, dict(info), time.time())
-        )
 
 
 def key_distance(a: Key, b: Key) -> float:
