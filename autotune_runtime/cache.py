@@ -13,7 +13,8 @@ transaction, and several processes can tune into one file at once. What is guara
   file starts with the decisions that could still be read. A file that is
   not a cache of this program (another format, another SQLite schema) is refused
   (`NotACacheError`) and left as it is.
-- A read-only file is read; decisions are then kept in memory.
+- A read-only file is read; decisions are then kept in memory. So are they where no file
+  can be made (a read-only folder): one warning says so, and how to export them.
 - The first decision committed for a key stands (`commit`): a later tuner, in this
   process or another, gets that decision back instead of storing its own over it.
 - A damaged row (its statistics are not JSON, or its page cannot be read) is skipped with
@@ -40,6 +41,12 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 600.0
 """How long `close()` waits for a busy file to take the decisions not yet written."""
+KEPT_IN_MEMORY = (
+    "decisions will not be saved: they are kept in memory for this process only (to keep "
+    "them, write them out before it ends with `iree-autotune tune --export FILE.json` or, in "
+    "Python, the module's `cache.export()`, then `iree-autotune cache import FILE.json` "
+    "into a writable cache)"
+)
 
 
 class CacheWarning(UserWarning):
@@ -184,8 +191,14 @@ class TuningCache:
             return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
 
     def _connect(self) -> sqlite3.Connection:
-        writable = os.access(self.path, os.W_OK) if self.path.exists() else True
-        if writable and os.access(self.path.parent, os.W_OK):
+        exists = self.path.exists()
+        folder_writable = os.access(self.path.parent, os.W_OK)
+        if not exists and not folder_writable:
+            return self._in_memory(
+                f"cannot create tuning cache {self.path}: its folder is not writable"
+            )
+        writable = os.access(self.path, os.W_OK) if exists else True
+        if writable and folder_writable:
             conn = sqlite3.connect(
                 str(self.path), timeout=self.busy_timeout_s, isolation_level=None
             )
@@ -204,13 +217,18 @@ class TuningCache:
     def _connect_read_only(self) -> sqlite3.Connection:
         """The file as it is, for reading (a WAL file without a writable folder needs
         `immutable`)."""
-        self._mark_read_only()
+        self.read_only = True
+        self.persistent = False
         error: sqlite3.Error | None = None
         for mode in ("mode=ro", "immutable=1"):
             uri = f"{self.path.resolve().as_uri()}?{mode}"
             conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout_s, isolation_level=None)
             try:
                 self._check(conn, writable=False)
+                self._warn(
+                    f"tuning cache {self.path} is read-only: its decisions are used; new "
+                    + KEPT_IN_MEMORY
+                )
                 return conn
             except sqlite3.OperationalError as err:
                 conn.close()
@@ -326,18 +344,11 @@ class TuningCache:
         return conn
 
     def _in_memory(self, reason: str) -> sqlite3.Connection:
-        self._warn(f"{reason}; decisions will not be saved")
+        self._warn(f"{reason}; {KEPT_IN_MEMORY}")
         self.persistent = False
         conn = sqlite3.connect(":memory:", isolation_level=None)
         conn.executescript(_CREATE)
         return conn
-
-    def _mark_read_only(self) -> None:
-        self.read_only = True
-        self.persistent = False
-        self._warn(
-            f"tuning cache {self.path} is read-only: its decisions are used, new ones are not saved"
-        )
 
     def _warn(self, message: str) -> None:
         if message not in self._warned:
@@ -486,9 +497,7 @@ class TuningCache:
                             "decisions are kept and written when it is free"
                         )
                         return
-                self._warn(
-                    f"cannot write tuning cache {self.path} ({err}); decisions will not be saved"
-                )
+                self._warn(f"cannot write tuning cache {self.path} ({err}); {KEPT_IN_MEMORY}")
                 self.persistent = False
                 self.unsaved.update(self.pending)
                 self.pending.clear()

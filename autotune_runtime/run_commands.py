@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import sys
 import time
 
 import numpy as np
 
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_runtime import interface
-from autotune_runtime.cli_common import command, console, load_module, workload_text
+from autotune_runtime.cli_common import (
+    command,
+    console,
+    load_module,
+    workload_text,
+    write_output,
+)
 from autotune_runtime.tuner import GroupInfo, Key, Tuner
 from autotune_runtime.values import (
     Input,
@@ -290,9 +298,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
         cache = module.cache
         stored = cache is not None and cache.persistent
         where = f"; decisions stored in {cache.path}" if stored else "; decisions not stored"
+        if cache is not None and not stored:
+            where += " (kept for this process only: see the warning)"
         print(f"tuned {len(panels)} group/workload key(s) in {elapsed:.2f} s{where}")
         if panels:
             console().print(decision_table(panels))
+        if args.export is not None and cache is not None:
+            _export(cache, args.export)
         adopted = [s for s in module.stats() if s["adopted"]]
         if adopted:
             print(
@@ -303,3 +315,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     finally:
         module.close()
     return 0
+
+
+def _export(cache, file: str) -> None:
+    """`tune --export`: every decision of the cache, those kept in memory included."""
+    data = cache.export()
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    if file == "-":
+        sys.stdout.write(text)
+    else:
+        write_output(file, text)
+        print(f"exported {len(data['decisions'])} decision(s) to {file}")

@@ -183,3 +183,73 @@ def test_a_decision_that_waited_for_a_busy_file_does_not_replace_an_earlier_one(
         waiting.close()
     assert [e.variant for e in first.entries()] == ["v2"]
     first.close()
+
+
+# --- a cache that cannot be written ---------------------------------------------------
+
+
+@pytest.fixture
+def read_only_folder(tmp_path, monkeypatch) -> Path:
+    """A folder that cannot be written (as `os.access` says: root may write anywhere)."""
+    import os
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    real_access = os.access
+
+    def access(path, mode, *args, **kwargs):
+        inside = Path(path) == folder or Path(path).parent == folder
+        if inside and mode & os.W_OK:
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    return folder
+
+
+def test_a_read_only_folder_keeps_the_decisions_in_the_process_and_says_so_once(
+    vmfbs, read_only_folder
+):
+    import warnings
+
+    from autotune_runtime import CacheWarning
+
+    path = read_only_folder / "tuning.sqlite3"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = load(vmfbs["online"], "local-sync", cache=path, tuner_class=costs([3, 2, 1]))
+        zeros = np.zeros(16, np.float32)
+        while not module.decisions():
+            module.run(zeros)
+        assert tag(module.run(zeros)) == 2
+    messages = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+    assert len(messages) == 1, messages
+    assert f"cannot create tuning cache {path}: its folder is not writable" in messages[0]
+    assert "kept in memory for this process only" in messages[0]
+    assert "--export FILE.json" in messages[0] and "cache import" in messages[0]
+    # the decision is served from memory for the rest of the process, and exported
+    (entry,) = module.cache.entries()
+    assert entry.variant == "v2" and module.cache.get(entry.key) == entry
+    assert [d["variant"] for d in module.cache.export()["decisions"]] == ["v2"]
+    module.close()
+    assert list(read_only_folder.iterdir()) == []
+
+
+def test_tune_into_a_read_only_folder_exports_what_it_tuned(
+    vmfbs, read_only_folder, tmp_path, capsys
+):
+    from lowering.cli import main
+
+    path = read_only_folder / "tuning.sqlite3"
+    export = tmp_path / "kept.json"
+    args = ["tune", str(vmfbs["explicit"]), "--cache", str(path), "--device", "local-sync"]
+    assert main([*args, "--export", str(export)]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("warning:") == 1 and "cannot create tuning cache" in err, err
+    assert "decisions not stored (kept for this process only: see the warning)" in out
+    assert "exported 2 decision(s) to" in out
+    writable = tmp_path / "writable.sqlite3"
+    assert main(["cache", "import", str(export), "--cache", str(writable)]) == 0
+    cache = TuningCache(writable)
+    assert sorted(e.key.workload for e in cache.entries()) == [(8,), (32,)]
+    cache.close()
