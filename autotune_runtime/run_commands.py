@@ -303,6 +303,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"tuned {len(panels)} group/workload key(s) in {elapsed:.2f} s{where}")
         if panels:
             console().print(decision_table(panels))
+        for panel in panels:
+            if panel.tie_text:
+                print(f"{panel.short_title}: {panel.tie_text}")
         if args.export is not None and cache is not None:
             _export(cache, args.export)
         adopted = [s for s in module.stats() if s["adopted"]]

@@ -19,6 +19,11 @@ leader when no other variant can be more than `indifference` (default 3%) faster
 the same confidence: close variants are not sampled up to `max_samples` for a difference
 that small.
 
+Tie band: whenever the rule commits on medians (indifference, or `max_samples`), the
+remaining variants within `tie_band` (default: the indifference) of the lowest median tie,
+and the tie-break picks the reference among them, else the first in variant order: runs
+on one machine then agree unless a variant is faster by more than the band.
+
 Early drop: a variant far slower than the leader is not run until it has `min_samples`.
 Once the leader has a timed sample, a variant is dropped when its evidence exceeds
 `early_drop` times the leader's median. Its evidence is its fastest timed sample or, while it
@@ -47,7 +52,15 @@ SPREAD_REFRESH = 1.0 / 32
 """Beyond that, once the samples have grown by this share since the last recomputation."""
 
 
-RULE_OPTIONS = ("warmup", "min_samples", "max_samples", "confidence", "early_drop", "indifference")
+RULE_OPTIONS = (
+    "warmup",
+    "min_samples",
+    "max_samples",
+    "confidence",
+    "early_drop",
+    "indifference",
+    "tie_band",
+)
 """The stop-rule parameters a load option or a group attribute may set."""
 
 
@@ -62,6 +75,9 @@ class StopRule:
     noise_floor: float = 0.005
     early_drop: float = 2.0
     indifference: float = 0.03
+    tie_band: float | None = None
+    """Variants whose medians are within this share of the fastest's tie (None: the
+    `indifference`); the tie-break picks among them."""
 
     def __post_init__(self) -> None:
         if self.warmup < 0 or self.min_samples < 1 or self.max_samples < self.min_samples:
@@ -74,6 +90,8 @@ class StopRule:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
         if not 0.0 <= self.indifference < 1.0:
             raise ValueError(f"indifference must be in [0, 1), got {self.indifference}")
+        if self.tie_band is not None and not 0.0 <= self.tie_band < 1.0:
+            raise ValueError(f"tie_band must be in [0, 1), got {self.tie_band}")
         if not self.early_drop > 1.0:
             raise ValueError(f"early_drop must be > 1 (inf: never), got {self.early_drop}")
 
@@ -87,6 +105,11 @@ class StopRule:
         if "min_samples" not in known:
             merged["min_samples"] = min(merged["min_samples"], merged["max_samples"])
         return StopRule(**merged)
+
+    @property
+    def band(self) -> float:
+        """The tie band in force: `tie_band`, else the `indifference`."""
+        return self.indifference if self.tie_band is None else self.tie_band
 
     def z(self, comparisons: int) -> float:
         """Normal quantile for a two-sided interval, Bonferroni over `comparisons`."""
@@ -200,7 +223,8 @@ def next_or_winner(
     rule: StopRule, variants: list[VariantStats], first: int = 0
 ) -> tuple[int | None, int | None]:
     """Apply the stop rule: (variant to run next, None) or (None, winner). Among variants
-    with equally few runs, `first` (the reference) runs first."""
+    with equally few runs, `first` (the reference) runs first; it also comes first in the
+    tie-break of the winner (`tie_break`)."""
     _drop_far(rule, variants)
     active = [i for i, v in enumerate(variants) if not v.eliminated]
     if not active:
@@ -212,14 +236,29 @@ def next_or_winner(
         active = [i for i in active if not variants[i].eliminated]
         if len(active) == 1:
             return None, active[0]
-        leader = _indifferent(rule, variants, active)
-        if leader is not None:
-            return None, leader
+        if _indifferent(rule, variants, active) is not None:
+            return None, tie_break(rule, variants, active, first)
         full = rule.warmup + rule.max_samples
         short = [i for i in active if variants[i].runs < full]
         if not short:
-            return None, min(active, key=lambda i: variants[i].median)
+            return None, tie_break(rule, variants, active, first)
     return min(short, key=lambda i: (variants[i].runs, i != first, i)), None
+
+
+def tied(rule: StopRule, variants: list[VariantStats], candidates: list[int]) -> list[int]:
+    """The candidates whose medians are within the rule's tie band of the fastest's."""
+    best = min(variants[i].median for i in candidates)
+    return [i for i in candidates if variants[i].median <= best * (1.0 + rule.band)]
+
+
+def tie_break(
+    rule: StopRule, variants: list[VariantStats], candidates: list[int], first: int
+) -> int:
+    """The winner among `candidates`: of those within the tie band of the fastest (all of
+    them when none has a median), `first` (the reference), else the first in variant
+    order. So variants within noise of each other give the same choice on every run."""
+    band = tied(rule, variants, candidates) or candidates
+    return first if first in band else min(band)
 
 
 def _intervals(

@@ -49,6 +49,8 @@ from autotune_runtime.stats import (
     cold_penalty,
     evidence,
     next_or_winner,
+    tie_break,
+    tied,
 )
 
 Key = tuple[int, ...]
@@ -148,6 +150,9 @@ class KeyState:
     """The neighbour's winner was not the best here: every variant is explored."""
     bounds: dict[int, float] = field(default_factory=dict)
     """Low estimates of the variants ruled out by a warm start's growth bound."""
+    tie: dict | None = None
+    """At the commit, the tie band and the variants within it of the fastest, whose
+    tie-break chose the winner (None when no other variant was within it)."""
     adopted: bool = False
     """The decision is another process's, committed to the tuning cache first while this
     one explored (`from_cache` is then set too)."""
@@ -221,6 +226,7 @@ class Tuner:
                 state.decision = group.variants.index(entry.variant)
                 state.from_cache = True
                 state.cached_stats = entry.stats.get("variants")
+                state.tie = _tie_of(entry.stats)
             self.states[(gid, key)] = state
         return self.states[(gid, key)]
 
@@ -430,8 +436,11 @@ class Tuner:
         """Commit now to the fastest variant measured so far (the first if none was)."""
         state = self.state(gid, key)
         if state.decision is None:
-            medians = [v.median for v in state.variants]
-            self._commit(gid, key, state, min(range(len(medians)), key=medians.__getitem__))
+            everyone = list(range(len(state.variants)))
+            reference = self.groups[gid].reference
+            self._commit(
+                gid, key, state, tie_break(self.rule_for(gid), state.variants, everyone, reference)
+            )
         assert state.decision is not None
         return state.decision
 
@@ -446,10 +455,12 @@ class Tuner:
         (another process committed first while this one explored): that one stands and
         is adopted, so every process runs the same variant and reports the cache's."""
         group = self.groups[gid]
+        state.tie = self._tie(gid, state, winner)
         if self.cache is not None:
             stats = {
                 "variants": state.summaries(group.variants),
                 "explored_calls": state.explored_calls,
+                "tie": state.tie,
             }
             info = self.device.__dict__ if self.device else {}
             entry = Entry(
@@ -461,10 +472,32 @@ class Tuner:
                 state.adopted = True
                 state.from_cache = True
                 state.cached_stats = stored.stats.get("variants")
+                state.tie = _tie_of(stored.stats)
         state.decision = winner
         self.decisions_made[gid] = self.decisions_made.get(gid, 0) + 1
         if self.observer is not None:
             self.observer(gid, key)
+
+    def _tie(self, gid: int, state: KeyState, winner: int) -> dict | None:
+        """How the tie band took part in choosing `winner`: the band and the variants
+        within it of the fastest (None when the winner had no other variant in it)."""
+        rule = self.rule_for(gid)
+        candidates = [i for i, v in enumerate(state.variants) if not v.eliminated]
+        if winner not in candidates or not math.isfinite(state.variants[winner].median):
+            return None
+        band = tied(rule, state.variants, candidates)
+        if len(band) < 2 or winner not in band:
+            return None
+        names = self.groups[gid].variants
+        fastest = min(band, key=lambda i: (state.variants[i].median, i))
+        return {"band": rule.band, "tied": [names[i] for i in band], "fastest": names[fastest]}
+
+
+def _tie_of(stats: dict) -> dict | None:
+    """The `tie` of a cache entry's statistics, when it is well formed."""
+    tie = stats.get("tie")
+    ok = isinstance(tie, dict) and isinstance(tie.get("tied"), list)
+    return tie if ok and isinstance(tie.get("band"), int | float) else None
 
 
 def key_distance(a: Key, b: Key) -> float:

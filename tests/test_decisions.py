@@ -253,3 +253,89 @@ def test_tune_into_a_read_only_folder_exports_what_it_tuned(
     cache = TuningCache(writable)
     assert sorted(e.key.workload for e in cache.entries()) == [(8,), (32,)]
     cache.close()
+
+
+# --- a deterministic choice within the tie band ------------------------------------------
+
+
+def noisy(true_ns: list[float], seed: int, spread: float = 0.015) -> type[Tuner]:
+    """A `Tuner` whose measured times are `true_ns` with seeded relative noise."""
+    rng = np.random.default_rng(seed)
+
+    class Noisy(Tuner):
+        def record(self, gid, variant, elapsed_ns, key):
+            noise = 1.0 + spread * rng.standard_normal()
+            super().record(gid, variant, true_ns[variant] * noise, key)
+
+    return Noisy
+
+
+def tune_noisy(vmfb: Path, true_ns: list[float], seed: int, **options):
+    module = load(vmfb, "local-sync", cache=False, tuner_class=noisy(true_ns, seed), **options)
+    zeros = np.zeros(16, np.float32)
+    while not module.decisions():
+        module.run(zeros)
+    ((_, winner),) = module.decisions().items()
+    (stats,) = module.stats()
+    chosen = tag(module.run(zeros))
+    module.close()
+    return winner, stats, chosen
+
+
+def test_ten_tuning_runs_of_variants_within_the_tie_band_choose_the_same_variant(vmfbs):
+    # v1 is 1% faster than the reference v0, v2 0.5% slower: within the 3% band, under
+    # 1.5% noise that ranks them differently from run to run
+    close = [100_000.0, 99_000.0, 100_500.0]
+    runs = [tune_noisy(vmfbs["online"], close, seed) for seed in range(10)]
+    assert {winner for winner, _, _ in runs} == {"v0"}  # the reference, every time
+    assert {chosen for _, _, chosen in runs} == {0}  # and the module's calls run it
+    fastest = {stats["tie"]["fastest"] for _, stats, _ in runs}
+    assert len(fastest) > 1  # the lowest median differed between the runs
+    for _, stats, _ in runs:
+        assert stats["tie"]["band"] == 0.03 and "v0" in stats["tie"]["tied"]
+    # a narrower band (a group attribute or a load option) lets the faster one win
+    winners = {tune_noisy(vmfbs["online"], close, s, tie_band=0.0)[0] for s in range(10)}
+    assert winners != {"v0"}
+
+
+def test_a_variant_really_faster_than_the_band_wins_over_the_reference(vmfbs):
+    apart = [100_000.0, 90_000.0, 100_500.0]  # v1 10% faster
+    runs = [tune_noisy(vmfbs["online"], apart, seed) for seed in range(10)]
+    assert {winner for winner, _, _ in runs} == {"v1"}
+    assert all(stats["tie"] is None for _, stats, _ in runs)
+
+
+def test_report_and_tune_show_the_tie_break(vmfbs, tmp_path, capsys):
+    from autotune_runtime import run_commands
+    from lowering.cli import main
+
+    cache = tmp_path / "c.sqlite3"
+    close = noisy([100_000.0, 99_000.0, 100_500.0], seed=3)
+    real_load = run_commands.load_module
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            run_commands,
+            "load_module",
+            lambda args: load(args.module, args.device, args.cache, tuner_class=close),
+        )
+        args = ["tune", str(vmfbs["explicit"]), "--cache", str(cache), "--device", "local-sync"]
+        assert main(args) == 0
+    assert run_commands.load_module is real_load
+    tuned = capsys.readouterr().out
+    assert "tuned, tie-break" in tuned
+    assert "tagged::add [8]: tie: v0, v1, v2 within 3.0% of the fastest" in tuned
+    assert main(["report", "--cache", str(cache)]) == 0
+    report = capsys.readouterr().out
+    assert report.count("the tie-break (the reference, then variant order) chose v0") == 2
+
+
+def test_the_tie_band_is_a_group_attribute():
+    vmfb = compile(tagged_module(group_attrs="{tolerance = 10.0, tie_band = 0.0}"))
+    with load(vmfb, "local-sync", cache=False) as module:
+        (group,) = module.groups.values()
+        assert group.params["tie_band"] == 0.0
+        assert module.tuner.rule_for(group.gid).band == 0.0
+    with load(vmfb, "local-sync", cache=False, tie_band=0.2, indifference=0.1) as module:
+        assert module.tuner.rule_for(group.gid).band == 0.0  # the group's own wins
+    with pytest.raises(ValueError, match="tie_band must be in \\[0, 1\\), got 1.5"):
+        load(vmfb, "local-sync", cache=False, tie_band=1.5)
