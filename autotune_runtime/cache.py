@@ -453,7 +453,8 @@ class TuningCache:
     def put(self, entry: Entry, quiet: CacheKey | None = None) -> None:
         """Store a decision. A busy file gets it later (`pending`); a file that cannot take
         it (disk full, read-only) is reported once, and the decision and later ones are
-        kept in memory while what the file holds stays readable."""
+        kept in memory while what the file holds stays readable. `quiet`: a key whose
+        decision `commit` handles itself (see `_flush`)."""
         if self.unsaved or self.read_only or not self.persistent:
             self.unsaved[entry.key] = entry
             return

@@ -433,7 +433,9 @@ class Tuner:
         )
 
     def decide(self, gid: int, key: Key) -> int:
-        """Commit now to the fastest variant measured so far (the first if none was)."""
+        """Commit now to the fastest variant measured so far, with the tie-break among
+        those within the tie band (the reference, then variant order; the reference if
+        none was measured)."""
         state = self.state(gid, key)
         if state.decision is None:
             everyone = list(range(len(state.variants)))
