@@ -339,3 +339,70 @@ def test_the_tie_band_is_a_group_attribute():
         assert module.tuner.rule_for(group.gid).band == 0.0  # the group's own wins
     with pytest.raises(ValueError, match="tie_band must be in \\[0, 1\\), got 1.5"):
         load(vmfb, "local-sync", cache=False, tie_band=1.5)
+
+
+# --- a model of several groups settles as fast as one group --------------------------
+
+
+def groups_of_one_shape(groups: int, sites: int = 2, size: int = 256) -> str:
+    """`groups` executables of the same three tagged kernels (one shape, a workload of
+    one constant), each dispatched at `sites` places of `@run`, chained."""
+    from modules import _kernel
+
+    t = f"tensor<{size}xf32>"
+    names = ["v0", "v1", "v2"]
+    exports = "\n".join(
+        f"    flow.executable.export public @{n} workgroups(%w: index) -> (index, index, index) {{\n"
+        "      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice(%w)\n"
+        "      flow.return %x, %y, %z : index, index, index\n    }"
+        for n in names
+    )
+    kernels = "".join(_kernel(n, k + 1, True, size) for k, n in enumerate(names))
+    executables = "".join(
+        f"  flow.executable private @e{g} {{\n{exports}\n"
+        f"    autotune.group @add variants([@v0, @v1, @v2]) {{tolerance = 1000.0}}\n"
+        f"    builtin.module {{{kernels}\n    }}\n  }}\n"
+        for g in range(groups)
+    )
+    body, value = [f"    %n = arith.constant {size} : index"], "%a"
+    for s in range(sites):
+        for g in range(groups):
+            body.append(
+                f"    %r{s}_{g} = flow.dispatch @e{g}::@add[%n]({value}, %n) : ({t}, index) -> {t}"
+            )
+            value = f"%r{s}_{g}"
+    return (
+        "module {\n"
+        + executables
+        + f"  util.func public @run(%a: {t}) -> {t} {{\n"
+        + "\n".join(body)
+        + f"\n    util.return {value} : {t}\n  }}\n}}\n"
+    )
+
+
+def calls_to_settle(groups: int) -> tuple[int, list[dict]]:
+    module = load(
+        compile(groups_of_one_shape(groups)),
+        "local-sync",
+        cache=False,
+        tuner_class=costs([3.0, 1.0, 1.2]),
+    )
+    x = np.zeros(256, np.float32)
+    calls, stats = 0, []
+    while calls < 200 and not (len(stats) == groups and all(s["decision"] for s in stats)):
+        module.run(x)
+        calls += 1
+        stats = module.stats()
+    for _ in range(3):  # settled: nothing explores any more
+        module.run(x)
+    after = module.stats()
+    module.close()
+    assert [s["explored_calls"] for s in after] == [s["explored_calls"] for s in stats]
+    return calls, after
+
+
+def test_every_group_of_a_model_over_kernels_of_one_shape_decides_as_fast_as_one():
+    one, _ = calls_to_settle(1)
+    many, stats = calls_to_settle(6)
+    assert [s["decision"] for s in stats] == ["v1"] * 6
+    assert many == one  # the groups explore side by side, on the same calls
