@@ -267,7 +267,12 @@ class Tuner:
         found = self._decided_neighbours(gid, key)
         if not found:
             return None
-        neighbour = min(found, key=lambda k: (key_distance(k, key), k))
+        # the nearest decided key whose winner was timed there (one committed at once by
+        # a warm start of its own has no time to scale the others' estimates by)
+        neighbour = min(
+            found,
+            key=lambda k: (not 0.0 < found[k][1][found[k][0]] < math.inf, key_distance(k, key), k),
+        )
         winner, lows = found[neighbour]
         growth = 2.0 ** (GROWTH_EXPONENT * key_distance(neighbour, key))
         group = self.groups[gid]
@@ -292,6 +297,11 @@ class Tuner:
         when another contender does (every variant is then explored)."""
         prior = state.prior
         assert prior is not None
+        if prior.contenders == (prior.winner,) and not any(v.runs for v in state.variants):
+            # the bound rules every other variant out: the neighbour's winner, at once
+            for i, v in enumerate(state.variants):
+                v.eliminated = i != prior.winner
+            return None, prior.winner
         stats = [state.variants[i] for i in prior.contenders]
         first = prior.contenders.index(prior.winner)
         variant, winner = next_or_winner(self.rule_for(gid), stats, first)
