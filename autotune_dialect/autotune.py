@@ -45,7 +45,7 @@ POLICIES = ("online", "explicit", "init", "static")
 """Selection policies; `online` is the default."""
 
 _INT_PARAMS = ("warmup", "min_samples", "max_samples")
-_FLOAT_PARAMS = ("confidence", "tolerance")
+_FLOAT_PARAMS = ("confidence", "tolerance", "tie_band")
 _SYMBOL_PARAMS = ("choice", "reference")
 PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workloads", "warm_start")
 """Every attribute a group accepts besides its name and variants."""
@@ -102,6 +102,7 @@ class GroupOp(IRDLOperation):
     max_samples = opt_prop_def(IntegerAttr)
     confidence = opt_prop_def(FloatAttr)
     tolerance = opt_prop_def(FloatAttr)
+    tie_band = opt_prop_def(FloatAttr)
     workloads = opt_prop_def(ArrayAttr)
     warm_start = opt_prop_def(IntegerAttr)
 
@@ -120,6 +121,7 @@ class GroupOp(IRDLOperation):
         max_samples: int | None = None,
         confidence: float | None = None,
         tolerance: float | None = None,
+        tie_band: float | None = None,
         workloads: Sequence[Sequence[int]] | None = None,
         warm_start: bool | None = None,
     ):
@@ -144,6 +146,7 @@ class GroupOp(IRDLOperation):
                 "max_samples": integer(max_samples),
                 "confidence": real(confidence),
                 "tolerance": real(tolerance),
+                "tie_band": real(tie_band),
                 "workloads": None
                 if workloads is None
                 else ArrayAttr([ArrayAttr([IntegerAttr(w, i64) for w in s]) for s in workloads]),
@@ -281,6 +284,9 @@ class GroupOp(IRDLOperation):
         tolerance = self.float_param("tolerance")
         if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0.0):
             raise VerifyException("tolerance must be a finite number >= 0")
+        band = self.float_param("tie_band")
+        if band is not None and not 0.0 <= band < 1.0:
+            raise VerifyException("tie_band must be >= 0 and below 1")
         if self.workloads is not None:
             sizes = set()
             for sample in self.workloads.data:

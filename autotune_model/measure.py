@@ -257,7 +257,8 @@ def time_model(
 ) -> ModelTiming:
     """Median time of one call, stock and tuned, interleaved (the order alternating each
     round). The tuned module first settles: `online` runs until its groups have decided
-    (at most `warmup_calls`), `explicit` runs its `__autotune` entry point."""
+    (at most `warmup_calls`; the calls it took and whether it settled are in the result),
+    `explicit` runs its `__autotune` entry point."""
     import iree.runtime as rt
 
     from autotune_runtime.session import load
@@ -280,6 +281,8 @@ def time_model(
         while policy == "online" and calls < warmup_calls and not _settled(tuned):
             tuned.function(function)(*host_args)
             calls += 1
+        settle_calls = calls if policy == "online" else None
+        settled = _settled(tuned) if policy == "online" else True
         run_stock(*args)
         run_tuned(*args)
         times: dict[str, list[int]] = {"stock": [], "tuned": []}
@@ -294,7 +297,12 @@ def time_model(
             rounds += 1
         del run_stock, run_tuned, stock_context, stock_module
     return ModelTiming(
-        function, statistics.median(times["stock"]), statistics.median(times["tuned"]), rounds
+        function,
+        statistics.median(times["stock"]),
+        statistics.median(times["tuned"]),
+        rounds,
+        settle_calls,
+        settled,
     )
 
 

@@ -78,6 +78,11 @@ class ModelTiming:
     stock_ns: float
     tuned_ns: float
     calls: int
+    settle_calls: int | None = None
+    """`online`: the calls the tuned module took until every group had decided for the
+    sizes it saw (before the timing); None for the other policies."""
+    settled: bool = True
+    """Whether it did within the calls allowed (`time_model`'s `warmup_calls`)."""
 
     @property
     def ratio(self) -> float:
@@ -182,6 +187,9 @@ def summary_lines(report: TuneReport) -> list[str]:
             f"tuned {_us(t.tuned_ns)} us, tuned/stock {t.ratio:.3f} "
             f"({1 / t.ratio:.2f}x)"
         )
+        if t.settle_calls is not None:
+            state = "every group settled" if t.settled else "not every group had settled"
+            lines.append(f"online tuning: {state} after {t.settle_calls} calls")
     spent = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
     lines.append(f"tuning time: {spent}")
     if report.peak_rss_mb:

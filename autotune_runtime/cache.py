@@ -13,7 +13,10 @@ transaction, and several processes can tune into one file at once. What is guara
   file starts with the decisions that could still be read. A file that is
   not a cache of this program (another format, another SQLite schema) is refused
   (`NotACacheError`) and left as it is.
-- A read-only file is read; decisions are then kept in memory.
+- A read-only file is read; decisions are then kept in memory. So are they where no file
+  can be made (a read-only folder): one warning says so, and how to export them.
+- The first decision committed for a key stands (`commit`): a later tuner, in this
+  process or another, gets that decision back instead of storing its own over it.
 - A damaged row (its statistics are not JSON, or its page cannot be read) is skipped with
   one warning; the rest of the cache keeps serving.
 """
@@ -38,6 +41,12 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 600.0
 """How long `close()` waits for a busy file to take the decisions not yet written."""
+KEPT_IN_MEMORY = (
+    "decisions will not be saved: they are kept in memory for this process only (to keep "
+    "them, write them out before it ends with `iree-autotune tune --export FILE.json` or, in "
+    "Python, the module's `cache.export()`, then `iree-autotune cache import FILE.json` "
+    "into a writable cache)"
+)
 
 
 class CacheWarning(UserWarning):
@@ -153,6 +162,7 @@ class TuningCache:
         self.read_only = False
         self.pending: dict[CacheKey, Entry] = {}  # to write when the file is free again
         self.unsaved: dict[CacheKey, Entry] = {}  # decisions the file cannot take
+        self.first: set[CacheKey] = set()  # keys whose decision is written only if none is
         self._warned: set[str] = set()
         self.conn = self._open()
 
@@ -181,8 +191,14 @@ class TuningCache:
             return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
 
     def _connect(self) -> sqlite3.Connection:
-        writable = os.access(self.path, os.W_OK) if self.path.exists() else True
-        if writable and os.access(self.path.parent, os.W_OK):
+        exists = self.path.exists()
+        folder_writable = os.access(self.path.parent, os.W_OK)
+        if not exists and not folder_writable:
+            return self._in_memory(
+                f"cannot create tuning cache {self.path}: its folder is not writable"
+            )
+        writable = os.access(self.path, os.W_OK) if exists else True
+        if writable and folder_writable:
             conn = sqlite3.connect(
                 str(self.path), timeout=self.busy_timeout_s, isolation_level=None
             )
@@ -201,13 +217,18 @@ class TuningCache:
     def _connect_read_only(self) -> sqlite3.Connection:
         """The file as it is, for reading (a WAL file without a writable folder needs
         `immutable`)."""
-        self._mark_read_only()
+        self.read_only = True
+        self.persistent = False
         error: sqlite3.Error | None = None
         for mode in ("mode=ro", "immutable=1"):
             uri = f"{self.path.resolve().as_uri()}?{mode}"
             conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout_s, isolation_level=None)
             try:
                 self._check(conn, writable=False)
+                self._warn(
+                    f"tuning cache {self.path} is read-only: its decisions are used; new "
+                    + KEPT_IN_MEMORY
+                )
                 return conn
             except sqlite3.OperationalError as err:
                 conn.close()
@@ -323,18 +344,11 @@ class TuningCache:
         return conn
 
     def _in_memory(self, reason: str) -> sqlite3.Connection:
-        self._warn(f"{reason}; decisions will not be saved")
+        self._warn(f"{reason}; {KEPT_IN_MEMORY}")
         self.persistent = False
         conn = sqlite3.connect(":memory:", isolation_level=None)
         conn.executescript(_CREATE)
         return conn
-
-    def _mark_read_only(self) -> None:
-        self.read_only = True
-        self.persistent = False
-        self._warn(
-            f"tuning cache {self.path} is read-only: its decisions are used, new ones are not saved"
-        )
 
     def _warn(self, message: str) -> None:
         if message not in self._warned:
@@ -436,24 +450,43 @@ class TuningCache:
 
     # --- writing ------------------------------------------------------------------------
 
-    def put(self, entry: Entry) -> None:
+    def put(self, entry: Entry, quiet: CacheKey | None = None) -> None:
         """Store a decision. A busy file gets it later (`pending`); a file that cannot take
         it (disk full, read-only) is reported once, and the decision and later ones are
-        kept in memory while what the file holds stays readable."""
+        kept in memory while what the file holds stays readable. `quiet`: a key whose
+        decision `commit` handles itself (see `_flush`)."""
         if self.unsaved or self.read_only or not self.persistent:
             self.unsaved[entry.key] = entry
             return
         self.pending[entry.key] = entry
-        self._flush(wait=False)
+        self._flush(wait=False, quiet=quiet)
 
-    def _flush(self, wait: bool) -> None:
+    def commit(self, entry: Entry) -> Entry:
+        """Store a tuned decision unless the file already holds one for its key (another
+        process committed first); returns the decision that stands. A decision that
+        waits for a busy file is written on the same terms, with a warning if another
+        process's came first meanwhile."""
+        self.first.add(entry.key)
+        self.put(entry, quiet=entry.key)
+        return self.get(entry.key) or entry
+
+    def _flush(self, wait: bool, quiet: CacheKey | None = None) -> None:
         """Write the pending decisions; with `wait`, until the file is free (at most
-        `CLOSE_TIMEOUT_S`)."""
+        `CLOSE_TIMEOUT_S`). A decision of `commit` that the file already held another
+        one for is not written: a warning says so, unless its key is `quiet`."""
         deadline = time.monotonic() + (CLOSE_TIMEOUT_S if wait else 0.0)
         while self.pending:
             try:
-                self._write_all(list(self.pending.values()))
+                overruled = self._write_all(list(self.pending.values()))
                 self.pending.clear()
+                for entry in (e for e in overruled if e.key != quiet):
+                    stored = self.get(entry.key)
+                    self._warn(
+                        f"tuning cache {self.path}: another process stored "
+                        f"{stored.variant if stored else 'a decision'} for {entry.key.group} "
+                        f"at {list(entry.key.workload)} first, which stands; this process "
+                        f"ran {entry.variant} until it ended"
+                    )
             except sqlite3.Error as err:
                 if _busy(err):
                     if time.monotonic() < deadline:
@@ -465,28 +498,30 @@ class TuningCache:
                             "decisions are kept and written when it is free"
                         )
                         return
-                self._warn(
-                    f"cannot write tuning cache {self.path} ({err}); decisions will not be saved"
-                )
+                self._warn(f"cannot write tuning cache {self.path} ({err}); {KEPT_IN_MEMORY}")
                 self.persistent = False
                 self.unsaved.update(self.pending)
                 self.pending.clear()
                 return
 
-    def _write_all(self, entries: list[Entry]) -> None:
+    def _write_all(self, entries: list[Entry]) -> list[Entry]:
+        """Write `entries` in one transaction; returns those of `commit` not written
+        because the file held a decision for their key."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            for entry in entries:
-                self._write(entry)
+            overruled = [e for e in entries if not self._write(e)]
             self.conn.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
+        return overruled
 
-    def _write(self, entry: Entry) -> None:
-        self.conn.execute(
-            "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    def _write(self, entry: Entry) -> bool:
+        """Write one decision (one of `commit` only where there is none); whether it was."""
+        verb = "IGNORE" if entry.key in self.first else "REPLACE"
+        cursor = self.conn.execute(
+            f"INSERT OR {verb} INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 *entry.key.row(),
                 entry.variant,
@@ -495,6 +530,7 @@ class TuningCache:
                 entry.updated,
             ),
         )
+        return cursor.rowcount > 0
 
     def clear(self) -> int:
         """Delete every decision; returns how many there were."""

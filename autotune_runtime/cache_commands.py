@@ -38,6 +38,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = console()
     for panel in panels:
         out.print(variant_table(panel))
+        if panel.tie_text:
+            print(panel.tie_text)
     if args.plot:
         try:
             write_plot(panels, args.plot)

@@ -92,6 +92,12 @@ def add_runtime_commands(sub) -> None:
 
     tune = sub.add_parser("tune", help="run a module's __autotune entry point and show decisions")
     module_options(tune)
+    tune.add_argument(
+        "--export",
+        metavar="FILE.json",
+        help="also write the cache's decisions, this run's included, as `cache export` does "
+        "(they are kept even when the cache cannot be written)",
+    )
     tune.set_defaults(run=cmd_tune)
 
     report = sub.add_parser(

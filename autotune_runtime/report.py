@@ -66,6 +66,9 @@ class Panel:
     device: str = ""
     explored_calls: int | None = None
     source: str = ""
+    tie: dict | None = None
+    """The tie band and the variants within it of the fastest, when the tie-break chose
+    among several (`Tuner._tie`)."""
 
     @property
     def title(self) -> str:
@@ -79,6 +82,18 @@ class Panel:
     @property
     def winner_row(self) -> VariantRow | None:
         return next((r for r in self.rows if r.winner), None)
+
+    @property
+    def tie_text(self) -> str | None:
+        """What the tie-break did, in words (None without a tie)."""
+        if not self.tie:
+            return None
+        tied = ", ".join(str(name) for name in self.tie["tied"])
+        return (
+            f"tie: {tied} within {float(self.tie['band']):.1%} of the fastest "
+            f"({self.tie.get('fastest')}); the tie-break (the reference, then variant order) "
+            f"chose {self.decision}"
+        )
 
 
 def workload_text(workload: Iterable[int]) -> str:
@@ -173,9 +188,17 @@ def panels_from_entries(entries: Iterable[Entry]) -> list[Panel]:
                 device=_device_text(entry.device_info),
                 explored_calls=_int(stats.get("explored_calls")),
                 source="cache",
+                tie=_tie(stats.get("tie")),
             )
         )
     return panels
+
+
+def _tie(value: object) -> dict | None:
+    """A decision's `tie`, when it is well formed (an imported entry may have anything)."""
+    if not isinstance(value, dict) or not isinstance(value.get("tied"), list):
+        return None
+    return value if isinstance(value.get("band"), int | float) else None
 
 
 def panels_from_stats(stats: Iterable[dict]) -> list[Panel]:
@@ -189,6 +212,7 @@ def panels_from_stats(stats: Iterable[dict]) -> list[Panel]:
             # A decision read from the cache took no exploration calls in this session.
             explored_calls=None if item.get("from_cache") else _int(item.get("explored_calls")),
             source="cache" if item.get("from_cache") else "tuned",
+            tie=_tie(item.get("tie")),
         )
         for item in stats
     ]
@@ -251,7 +275,7 @@ def decision_table(panels: list[Panel], title: str = "decisions") -> Table:
             _num(winner.median_us if winner else None),
             f"{min(others):.2f}x" if others else MISSING,
             MISSING if panel.explored_calls is None else str(panel.explored_calls),
-            panel.source,
+            panel.source + (", tie-break" if panel.tie else ""),
         )
     return table
 

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import sys
 import time
 
 import numpy as np
 
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_runtime import interface
-from autotune_runtime.cli_common import command, console, load_module, workload_text
+from autotune_runtime.cli_common import (
+    command,
+    console,
+    load_module,
+    workload_text,
+    write_output,
+)
 from autotune_runtime.tuner import GroupInfo, Key, Tuner
 from autotune_runtime.values import (
     Input,
@@ -179,6 +187,8 @@ def _print_group_summary(module) -> None:
             where = f"{item['group']} workload {workload_text(item['workload'])}"
             if item["decision"] is None:
                 state = f"exploring ({_calls(item['explored_calls'])})"
+            elif item["adopted"]:
+                state = f"{item['decision']} (from cache: another process decided it first)"
             elif item["from_cache"]:
                 state = f"{item['decision']} (from cache)"
             else:
@@ -288,9 +298,34 @@ def cmd_tune(args: argparse.Namespace) -> int:
         cache = module.cache
         stored = cache is not None and cache.persistent
         where = f"; decisions stored in {cache.path}" if stored else "; decisions not stored"
+        if cache is not None and not stored:
+            where += " (kept for this process only: see the warning)"
         print(f"tuned {len(panels)} group/workload key(s) in {elapsed:.2f} s{where}")
         if panels:
             console().print(decision_table(panels))
+        for panel in panels:
+            if panel.tie_text:
+                print(f"{panel.short_title}: {panel.tie_text}")
+        if args.export is not None and cache is not None:
+            _export(cache, args.export)
+        adopted = [s for s in module.stats() if s["adopted"]]
+        if adopted:
+            print(
+                f"note: another process committed {_plural(len(adopted), 'decision')} to the "
+                "tuning cache first while this one tuned; those stand (source: cache): "
+                + ", ".join(f"{s['group']} {workload_text(s['workload'])}" for s in adopted)
+            )
     finally:
         module.close()
     return 0
+
+
+def _export(cache, file: str) -> None:
+    """`tune --export`: every decision of the cache, those kept in memory included."""
+    data = cache.export()
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    if file == "-":
+        sys.stdout.write(text)
+    else:
+        write_output(file, text)
+        print(f"exported {len(data['decisions'])} decision(s) to {file}")

@@ -223,6 +223,8 @@ class LoadedModule:
                     "policy": group.policy,
                     "decision": None if state.decision is None else group.variants[state.decision],
                     "from_cache": state.from_cache,
+                    "adopted": state.adopted,
+                    "tie": state.tie,
                     "explored_calls": state.explored_calls,
                     "warm_start": None
                     if state.prior is None
@@ -317,7 +319,8 @@ def load(
 
     `cache`: None for the default tuning cache (`$IREE_AUTOTUNE_CACHE`, else the XDG cache
     dir), a path, a `TuningCache`, or False for none. `options`: stop-rule parameters
-    (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`, `indifference`),
+    (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`, `indifference`,
+    `tie_band`),
     `warm_start` (False: every new workload key is tuned from scratch), `fingerprint` (a
     `DeviceFingerprint` to use instead of the device's own) and `tuner_class`.
     """

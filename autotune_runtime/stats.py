@@ -19,6 +19,11 @@ leader when no other variant can be more than `indifference` (default 3%) faster
 the same confidence: close variants are not sampled up to `max_samples` for a difference
 that small.
 
+Tie band: whenever the rule commits on medians (indifference, or `max_samples`), the
+remaining variants within `tie_band` (default: the indifference) of the lowest median tie,
+and the tie-break picks the reference among them, else the first in variant order: runs
+on one machine then agree unless a variant is faster by more than the band.
+
 Early drop: a variant far slower than the leader is not run until it has `min_samples`.
 Once the leader has a timed sample, a variant is dropped when its evidence exceeds
 `early_drop` times the leader's median. Its evidence is its fastest timed sample or, while it
@@ -34,15 +39,28 @@ of the best is never dropped early (it is eliminated, if at all, by the interval
 
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
 from dataclasses import dataclass, field
 
 _MAD_TO_SIGMA = 1.4826
 _MEDIAN_EFFICIENCY = 1.2533  # standard error of the median / of the mean, normal data
+EXACT_SPREAD = 64
+"""Up to this many samples, a variant's spread is recomputed at every sample."""
+SPREAD_REFRESH = 1.0 / 32
+"""Beyond that, once the samples have grown by this share since the last recomputation."""
 
 
-RULE_OPTIONS = ("warmup", "min_samples", "max_samples", "confidence", "early_drop", "indifference")
+RULE_OPTIONS = (
+    "warmup",
+    "min_samples",
+    "max_samples",
+    "confidence",
+    "early_drop",
+    "indifference",
+    "tie_band",
+)
 """The stop-rule parameters a load option or a group attribute may set."""
 
 
@@ -57,6 +75,9 @@ class StopRule:
     noise_floor: float = 0.005
     early_drop: float = 2.0
     indifference: float = 0.03
+    tie_band: float | None = None
+    """Variants whose medians are within this share of the fastest's tie (None: the
+    `indifference`); the tie-break picks among them."""
 
     def __post_init__(self) -> None:
         if self.warmup < 0 or self.min_samples < 1 or self.max_samples < self.min_samples:
@@ -69,6 +90,8 @@ class StopRule:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
         if not 0.0 <= self.indifference < 1.0:
             raise ValueError(f"indifference must be in [0, 1), got {self.indifference}")
+        if self.tie_band is not None and not 0.0 <= self.tie_band < 1.0:
+            raise ValueError(f"tie_band must be in [0, 1), got {self.tie_band}")
         if not self.early_drop > 1.0:
             raise ValueError(f"early_drop must be > 1 (inf: never), got {self.early_drop}")
 
@@ -83,6 +106,11 @@ class StopRule:
             merged["min_samples"] = min(merged["min_samples"], merged["max_samples"])
         return StopRule(**merged)
 
+    @property
+    def band(self) -> float:
+        """The tie band in force: `tie_band`, else the `indifference`."""
+        return self.indifference if self.tie_band is None else self.tie_band
+
     def z(self, comparisons: int) -> float:
         """Normal quantile for a two-sided interval, Bonferroni over `comparisons`."""
         alpha = (1.0 - self.confidence) / max(1, comparisons)
@@ -91,15 +119,28 @@ class StopRule:
 
 @dataclass
 class VariantStats:
-    """Timings of one variant at one workload key, in nanoseconds."""
+    """Timings of one variant at one workload key, in nanoseconds.
+
+    Kept so that each new sample costs a time independent of how many there are: the
+    median from two heaps (the lower half, negated, and the upper half), the minimum as it
+    goes, and the spread recomputed from every sample only while there are at most
+    `EXACT_SPREAD` samples or once their count has grown by `SPREAD_REFRESH` since the last
+    recomputation (so the stop rule's spread lags by at most that share of the samples,
+    and all recomputations together visit each sample a bounded number of times)."""
 
     runs: int = 0
     samples: list[float] = field(default_factory=list)
+    """The timed runs, in the order they ran."""
     cold: list[float] = field(default_factory=list)
     """Times of the warm-up runs."""
     failed: bool = False
     rejected: bool = False
     eliminated: bool = False
+    _lower: list[float] = field(default_factory=list, repr=False)
+    _upper: list[float] = field(default_factory=list, repr=False)
+    _minimum: float = field(default=math.inf, repr=False)
+    _spread: float = field(default=0.0, repr=False)
+    _spread_at: int = field(default=0, repr=False)
 
     def reject(self) -> None:
         """Its results disagree with the reference variant's: never choose it."""
@@ -112,7 +153,19 @@ class VariantStats:
             self.failed = True
             self.eliminated = True
         elif self.runs > warmup:
-            self.samples.append(float(elapsed_ns))
+            value = float(elapsed_ns)
+            self.samples.append(value)
+            self._minimum = min(self._minimum, value)
+            # the lower half (negated: a max-heap) holds as many samples as the upper
+            # half, or one more
+            if self._lower and value > -self._lower[0]:
+                heapq.heappush(self._upper, value)
+            else:
+                heapq.heappush(self._lower, -value)
+            if len(self._lower) > len(self._upper) + 1:
+                heapq.heappush(self._upper, -heapq.heappop(self._lower))
+            elif len(self._upper) > len(self._lower):
+                heapq.heappush(self._lower, -heapq.heappop(self._upper))
         else:
             self.cold.append(float(elapsed_ns))
 
@@ -120,19 +173,31 @@ class VariantStats:
     def median(self) -> float:
         if self.failed or self.rejected or not self.samples:
             return math.inf
-        return statistics.median(self.samples)
+        return self._median()
+
+    def _median(self) -> float:
+        if len(self._lower) > len(self._upper):
+            return -self._lower[0]
+        return (-self._lower[0] + self._upper[0]) / 2
 
     @property
     def minimum(self) -> float:
-        return min(self.samples) if self.samples and not self.failed else math.inf
+        return self._minimum if self.samples and not self.failed else math.inf
 
     @property
     def spread(self) -> float:
-        """Median absolute deviation from the median."""
-        if len(self.samples) < 2:
+        """Median absolute deviation from the median (see the class docstring for when
+        it is recomputed)."""
+        n = len(self.samples)
+        if n < 2:
             return 0.0
-        m = statistics.median(self.samples)
-        return statistics.median(abs(s - m) for s in self.samples)
+        if n != self._spread_at and (
+            n <= EXACT_SPREAD or n >= self._spread_at * (1.0 + SPREAD_REFRESH)
+        ):
+            m = self._median()
+            self._spread = statistics.median(abs(s - m) for s in self.samples)
+            self._spread_at = n
+        return self._spread
 
     def standard_error(self, noise_floor: float) -> float:
         n = len(self.samples)
@@ -158,7 +223,8 @@ def next_or_winner(
     rule: StopRule, variants: list[VariantStats], first: int = 0
 ) -> tuple[int | None, int | None]:
     """Apply the stop rule: (variant to run next, None) or (None, winner). Among variants
-    with equally few runs, `first` (the reference) runs first."""
+    with equally few runs, `first` (the reference) runs first; it also comes first in the
+    tie-break of the winner (`tie_break`)."""
     _drop_far(rule, variants)
     active = [i for i, v in enumerate(variants) if not v.eliminated]
     if not active:
@@ -170,14 +236,29 @@ def next_or_winner(
         active = [i for i in active if not variants[i].eliminated]
         if len(active) == 1:
             return None, active[0]
-        leader = _indifferent(rule, variants, active)
-        if leader is not None:
-            return None, leader
+        if _indifferent(rule, variants, active) is not None:
+            return None, tie_break(rule, variants, active, first)
         full = rule.warmup + rule.max_samples
         short = [i for i in active if variants[i].runs < full]
         if not short:
-            return None, min(active, key=lambda i: variants[i].median)
+            return None, tie_break(rule, variants, active, first)
     return min(short, key=lambda i: (variants[i].runs, i != first, i)), None
+
+
+def tied(rule: StopRule, variants: list[VariantStats], candidates: list[int]) -> list[int]:
+    """The candidates whose medians are within the rule's tie band of the fastest's."""
+    best = min(variants[i].median for i in candidates)
+    return [i for i in candidates if variants[i].median <= best * (1.0 + rule.band)]
+
+
+def tie_break(
+    rule: StopRule, variants: list[VariantStats], candidates: list[int], first: int
+) -> int:
+    """The winner among `candidates`: of those within the tie band of the fastest (all of
+    them when none has a median), `first` (the reference), else the first in variant
+    order. So variants within noise of each other give the same choice on every run."""
+    band = tied(rule, variants, candidates) or candidates
+    return first if first in band else min(band)
 
 
 def _intervals(
@@ -225,7 +306,7 @@ def evidence(v: VariantStats, penalty: float | None) -> float | None:
     """A low estimate of a variant's warm time: its fastest timed sample, or its fastest
     cold run less twice `penalty`; None when it has neither."""
     if v.samples:
-        return min(v.samples)
+        return v.minimum
     if v.cold and penalty is not None:
         return min(v.cold) - 2.0 * penalty
     return None

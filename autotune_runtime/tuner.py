@@ -49,6 +49,8 @@ from autotune_runtime.stats import (
     cold_penalty,
     evidence,
     next_or_winner,
+    tie_break,
+    tied,
 )
 
 Key = tuple[int, ...]
@@ -148,6 +150,12 @@ class KeyState:
     """The neighbour's winner was not the best here: every variant is explored."""
     bounds: dict[int, float] = field(default_factory=dict)
     """Low estimates of the variants ruled out by a warm start's growth bound."""
+    tie: dict | None = None
+    """At the commit, the tie band and the variants within it of the fastest, whose
+    tie-break chose the winner (None when no other variant was within it)."""
+    adopted: bool = False
+    """The decision is another process's, committed to the tuning cache first while this
+    one explored (`from_cache` is then set too)."""
     decisions_seen: int = -1
     """How many of the group's keys were decided when a warm start was last looked for."""
 
@@ -218,6 +226,7 @@ class Tuner:
                 state.decision = group.variants.index(entry.variant)
                 state.from_cache = True
                 state.cached_stats = entry.stats.get("variants")
+                state.tie = _tie_of(entry.stats)
             self.states[(gid, key)] = state
         return self.states[(gid, key)]
 
@@ -258,7 +267,12 @@ class Tuner:
         found = self._decided_neighbours(gid, key)
         if not found:
             return None
-        neighbour = min(found, key=lambda k: (key_distance(k, key), k))
+        # the nearest decided key whose winner was timed there (one committed at once by
+        # a warm start of its own has no time to scale the others' estimates by)
+        neighbour = min(
+            found,
+            key=lambda k: (not 0.0 < found[k][1][found[k][0]] < math.inf, key_distance(k, key), k),
+        )
         winner, lows = found[neighbour]
         growth = 2.0 ** (GROWTH_EXPONENT * key_distance(neighbour, key))
         group = self.groups[gid]
@@ -271,7 +285,7 @@ class Tuner:
         # what this key measured before the neighbour was decided outweighs the bound
         here = self.states[(gid, key)].variants
         contenders.update(
-            i for i, v in enumerate(here) if v.samples and min(v.samples) <= here[winner].median
+            i for i, v in enumerate(here) if v.samples and v.minimum <= here[winner].median
         )
         if group.policy in ("explicit", "init"):
             contenders.add(group.reference)
@@ -283,6 +297,11 @@ class Tuner:
         when another contender does (every variant is then explored)."""
         prior = state.prior
         assert prior is not None
+        if prior.contenders == (prior.winner,) and not any(v.runs for v in state.variants):
+            # the bound rules every other variant out: the neighbour's winner, at once
+            for i, v in enumerate(state.variants):
+                v.eliminated = i != prior.winner
+            return None, prior.winner
         stats = [state.variants[i] for i in prior.contenders]
         first = prior.contenders.index(prior.winner)
         variant, winner = next_or_winner(self.rule_for(gid), stats, first)
@@ -323,7 +342,8 @@ class Tuner:
             variant, winner = next_or_winner(self.rule_for(gid), state.variants, reference)
         if winner is not None:
             self._commit(gid, key, state, winner)
-            return winner, True, False
+            assert state.decision is not None
+            return state.decision, True, False
         state.explored_calls += 1
         assert variant is not None
         self.in_flight = (gid, key, variant)
@@ -423,11 +443,16 @@ class Tuner:
         )
 
     def decide(self, gid: int, key: Key) -> int:
-        """Commit now to the fastest variant measured so far (the first if none was)."""
+        """Commit now to the fastest variant measured so far, with the tie-break among
+        those within the tie band (the reference, then variant order; the reference if
+        none was measured)."""
         state = self.state(gid, key)
         if state.decision is None:
-            medians = [v.median for v in state.variants]
-            self._commit(gid, key, state, min(range(len(medians)), key=medians.__getitem__))
+            everyone = list(range(len(state.variants)))
+            reference = self.groups[gid].reference
+            self._commit(
+                gid, key, state, tie_break(self.rule_for(gid), state.variants, everyone, reference)
+            )
         assert state.decision is not None
         return state.decision
 
@@ -438,21 +463,53 @@ class Tuner:
         return -1 if decision is None else decision
 
     def _commit(self, gid: int, key: Key, state: KeyState, winner: int) -> None:
+        """Commit `winner`, unless the tuning cache already holds a decision for the key
+        (another process committed first while this one explored): that one stands and
+        is adopted, so every process runs the same variant and reports the cache's."""
+        group = self.groups[gid]
+        state.tie = self._tie(gid, state, winner)
+        if self.cache is not None:
+            stats = {
+                "variants": state.summaries(group.variants),
+                "explored_calls": state.explored_calls,
+                "tie": state.tie,
+            }
+            info = self.device.__dict__ if self.device else {}
+            entry = Entry(
+                self.cache_key(gid, key), group.variants[winner], stats, dict(info), time.time()
+            )
+            stored = self.cache.commit(entry)
+            if stored.variant != entry.variant and stored.variant in group.variants:
+                winner = group.variants.index(stored.variant)
+                state.adopted = True
+                state.from_cache = True
+                state.cached_stats = stored.stats.get("variants")
+                state.tie = _tie_of(stored.stats)
         state.decision = winner
         self.decisions_made[gid] = self.decisions_made.get(gid, 0) + 1
         if self.observer is not None:
             self.observer(gid, key)
-        if self.cache is None:
-            return
-        group = self.groups[gid]
-        stats = {
-            "variants": state.summaries(group.variants),
-            "explored_calls": state.explored_calls,
-        }
-        info = self.device.__dict__ if self.device else {}
-        self.cache.put(
-            Entry(self.cache_key(gid, key), group.variants[winner], stats, dict(info), time.time())
-        )
+
+    def _tie(self, gid: int, state: KeyState, winner: int) -> dict | None:
+        """How the tie band took part in choosing `winner`: the band and the variants
+        within it of the fastest (None when the winner had no other variant in it)."""
+        rule = self.rule_for(gid)
+        candidates = [i for i, v in enumerate(state.variants) if not v.eliminated]
+        if winner not in candidates or not math.isfinite(state.variants[winner].median):
+            return None
+        band = tied(rule, state.variants, candidates)
+        if len(band) < 2 or winner not in band:
+            return None
+        names = self.groups[gid].variants
+        fastest = min(band, key=lambda i: (state.variants[i].median, i))
+        return {"band": rule.band, "tied": [names[i] for i in band], "fastest": names[fastest]}
+
+
+def _tie_of(stats: dict) -> dict | None:
+    """The `tie` of a cache entry's statistics, when it is well formed."""
+    tie = stats.get("tie")
+    ok = isinstance(tie, dict) and isinstance(tie.get("tied"), list)
+    return tie if ok and isinstance(tie.get("band"), int | float) else None
 
 
 def key_distance(a: Key, b: Key) -> float:

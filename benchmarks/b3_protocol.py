@@ -7,19 +7,31 @@ warm-up + 100 ms of measured repetitions per variant, lowest median; `protocols.
 tuning wall time is the time of the calls from the first until the commit. Runs alternate
 between the two protocols. Ratio: median wall time of the project's over Triton's (below
 1: cheaper); `same_winner`: both chose the same variant in every run.
+
+Scaling with samples: `module.tune()` (what `iree-autotune tune` runs) of an `explicit`
+module of 3 variants that run the same kernel on 1024 elements, with `min_samples =
+max_samples` and no early drop, so that it takes 1k, 10k and 100k samples in all (10x at
+a time; 1k and 10k with `--quick`). Its wall time should grow like the samples (10x per
+step): the stop rule's work per sample does not depend on how many samples there are.
 """
 
 from __future__ import annotations
+
+import math
+import time
 
 import numpy as np
 
 from autotune_runtime.tuner import Tuner
 from benchmarks.common import CaseResult, Settings, compile_module, load_module, median, tune_online
-from benchmarks.kernels import speed_module
+from benchmarks.kernels import _elementwise_kernel, _executable, speed_module
 from benchmarks.protocols import TritonTuner
 
 FACTORS = (16, 1, 64, 32)
 SIZE = 65536
+SCALING_SAMPLES = (1_000, 10_000, 100_000)
+SCALING_SIZE = 1024
+SCALING_VARIANTS = ("same_a", "same_b", "same_c")
 
 
 def speed_vmfb(settings: Settings, policy: str = "online", cache=None) -> bytes:
@@ -39,6 +51,75 @@ def tune(vmfb: bytes, tuner_class: type[Tuner]) -> dict:
     medians = {v["variant"]: round(v["median_ns"] / 1e3, 2) for v in stats["variants"]}
     module.close()
     return {"seconds": seconds, "calls": calls, "winner": winner, "median_us": medians}
+
+
+def same_kernels_module() -> str:
+    """`@work::@step` of `SCALING_VARIANTS`, all one kernel (`v * 0.999 / 0.999`)."""
+    t = f"tensor<{SCALING_SIZE}xf32>"
+    body = ["%m = arith.mulf %a, %scale : f32", "%v = arith.divf %m, %scale : f32"]
+    kernels = {n: _elementwise_kernel(n, SCALING_SIZE, body, "%v") for n in SCALING_VARIANTS}
+    return (
+        "module {\n"
+        + _executable("work", "step", kernels)
+        + f"  util.func public @step(%a: {t}) -> {t} {{\n"
+        + f"    %r = flow.dispatch @work::@step(%a) : ({t}) -> {t}\n"
+        + f"    util.return %r : {t}\n  }}\n}}\n"
+    )
+
+
+def scaling(settings: Settings) -> list[dict]:
+    """Wall time of `tune()` at each total of samples (see the module docstring)."""
+    vmfb = compile_module(same_kernels_module(), "explicit")
+    rows = []
+    totals = SCALING_SAMPLES[:2] if settings.quick else SCALING_SAMPLES
+    for total in totals:
+        per_variant = total // len(SCALING_VARIANTS)
+        module = load_module(
+            vmfb, warmup=0, min_samples=per_variant, max_samples=per_variant, early_drop=math.inf
+        )
+        start = time.perf_counter()
+        module.tune()
+        seconds = time.perf_counter() - start
+        (stats,) = module.stats()
+        samples = sum(v["samples"] for v in stats["variants"])
+        module.close()
+        rows.append(
+            {
+                "samples": samples,
+                "seconds": round(seconds, 3),
+                "us_per_sample": round(seconds / samples * 1e6, 2),
+            }
+        )
+        print(f"  B3 tune of {samples} samples: {seconds:.2f} s", flush=True)
+    for before, after in zip(rows, rows[1:], strict=False):
+        after["time_factor"] = round(after["seconds"] / before["seconds"], 2)
+        after["samples_factor"] = round(after["samples"] / before["samples"], 2)
+    return rows
+
+
+def scaling_lines(detail: dict) -> list[str]:
+    """The scaling table of the benchmarks page."""
+    rows = detail.get("scaling")
+    if not rows:
+        return []
+    lines = [
+        "",
+        f"Tuning cost with samples: `tune()` of {len(SCALING_VARIANTS)} variants running one "
+        f"kernel ({SCALING_SIZE} elements), sampled to the cap.",
+        "",
+        "| samples | wall time (s) | µs per sample | samples factor | time factor |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        factors = (
+            f"{r['samples_factor']:.1f}x | {r['time_factor']:.2f}x"
+            if "time_factor" in r
+            else "- | -"
+        )
+        lines.append(
+            f"| {r['samples']} | {r['seconds']:.2f} | {r['us_per_sample']:.1f} | {factors} |"
+        )
+    return lines
 
 
 def run(settings: Settings) -> CaseResult:
@@ -61,6 +142,7 @@ def run(settings: Settings) -> CaseResult:
         "triton": rounded(triton),
         "stop_rule_median_s": round(median(o["seconds"] for o in ours), 4),
         "triton_median_s": round(median(t["seconds"] for t in triton), 4),
+        "scaling": scaling(settings),
     }
     print(
         f"  B3 stop rule {detail['stop_rule_median_s']:.3f} s ({ours[0]['calls']} calls) vs "

@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from benchmarks import b3_protocol
 from benchmarks.common import DOCS, PLOTS, RESULTS
 
 TITLES = {
@@ -501,7 +502,7 @@ def _case_table(case: dict) -> list[str]:
                 )
         lines += ["", f"Variants {', '.join(d['variants'])} ({d['size']} elements); "]
         lines[-1] += f"the fastest by construction is {d['expected_winner']}."
-        return lines
+        return lines + b3_protocol.scaling_lines(d)
     if cid == "B4":
         tiles = list(d["tiles"])
         head = "| size | " + " | ".join(f"{t} (µs)" for t in tiles) + " | chosen | best | ratio |"

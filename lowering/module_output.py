@@ -39,6 +39,7 @@ class ModuleOutput:
                     "max_samples",
                     "confidence",
                     "tolerance",
+                    "tie_band",
                     "warm_start",
                 )
                 if k in op.properties

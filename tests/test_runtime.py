@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -17,8 +18,10 @@ import pytest
 from modules import speed_module, tagged_module
 
 from autotune_runtime import CacheKey, CacheWarning, StopRule, TuningCache, load
+from autotune_runtime import stats as stats_module
 from autotune_runtime.cache import SCHEMA_VERSION, Entry
 from autotune_runtime.stats import VariantStats, next_or_winner
+from autotune_runtime.tuner import GroupInfo, Tuner
 from lowering.driver import compile
 
 TESTS = Path(__file__).parent
@@ -86,6 +89,52 @@ def test_statistics_of_a_variant():
     assert stats.median == 11.5
     assert stats.minimum == 10.0
     assert stats.spread == 1.0  # median of |x - 11.5| = [1.5, 0.5, 0.5, 38.5]
+
+
+def test_statistics_kept_incrementally_equal_those_of_all_samples():
+    rng = np.random.default_rng(3)
+    stats = VariantStats()
+    for i, t in enumerate(rng.choice([1.0, 2.0, 2.5, 7.0], size=60) * rng.random(60)):
+        stats.add(float(t), warmup=0)
+        assert stats.median == statistics.median(stats.samples), i
+        assert stats.minimum == min(stats.samples)
+        if i:
+            m = statistics.median(stats.samples)
+            assert stats.spread == statistics.median(abs(s - m) for s in stats.samples)
+
+
+def test_tuning_work_grows_linearly_with_the_samples(monkeypatch):
+    """Every statistic the stop rule reads is kept as samples come: the elements that
+    medians are computed over stay a bounded number per sample, at 10x the samples."""
+    visited = []
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(statistics, name)
+
+        def median(self, data):
+            data = list(data)
+            visited.append(len(data))
+            return statistics.median(data)
+
+    monkeypatch.setattr(stats_module, "statistics", Counting())
+    per_sample = []
+    for cap in (300, 3000):
+        visited.clear()
+        groups = {0: GroupInfo(0, "g", None, ("a", "b", "c"), "explicit")}
+        tuner = Tuner(groups, StopRule(warmup=1, min_samples=3, max_samples=cap, indifference=0))
+        samples = 0
+        while not tuner.select(0, ())[1]:
+            variant = tuner.in_flight[2]
+            # the same times for every variant: none is eliminated, all run to the cap
+            tuner.record(0, variant, 1000.0 + tuner.states[(0, ())].variants[variant].runs % 7, ())
+            samples += 1
+        assert samples == 3 * (1 + cap)
+        per_sample.append(sum(visited) / samples)
+    # each spread is recomputed over all samples only when they grew by 1/32 (and at
+    # every sample up to 64): about 33 elements per sample, not a multiple of the count
+    assert max(per_sample) < 48, per_sample
+    assert per_sample[1] < 1.2 * per_sample[0], per_sample
 
 
 @pytest.mark.parametrize(

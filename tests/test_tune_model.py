@@ -581,3 +581,27 @@ def test_a_bench_module_runs_its_copies_in_turn_and_returns_the_last_ones_result
         )
     )
     assert measured.error is None and len(measured.outputs) == len(dispatch.outputs)
+
+
+def test_the_end_to_end_timing_says_how_many_calls_the_online_module_took_to_settle():
+    from modules import tagged_module
+
+    from autotune_model.bench import Operand
+    from autotune_model.measure import time_model
+    from autotune_model.report import ModelTiming, TuneReport, summary_lines
+    from lowering.driver import compile
+
+    stock = compile(tagged_module(group_attrs='{policy = "static", choice = @v0}'))
+    online = compile(tagged_module(group_attrs="{max_samples = 4}"))
+    inputs = [Operand((16,), "float32")]
+    timing = time_model(stock, online, "run", inputs, "online", "local-sync", budget_s=0.05)
+    # 3 variants: at least one run each, at most warm-up + max_samples each, and the call
+    # whose `select` commits
+    assert timing.settled and 3 <= timing.settle_calls <= 3 * (1 + 4) + 1
+    settled = ModelTiming("run", 1000.0, 900.0, 10, 37, True)
+    report = TuneReport("m.mlir", "llvm-cpu", None, "online", "local", timing=settled)
+    assert "online tuning: every group settled after 37 calls" in summary_lines(report)
+    report.timing = ModelTiming("run", 1000.0, 900.0, 10, 400, False)
+    assert "online tuning: not every group had settled after 400 calls" in summary_lines(report)
+    loaded = TuneReport.from_json(report.to_json())
+    assert loaded.timing == report.timing

@@ -83,10 +83,10 @@ def test_a_variant_far_slower_at_a_distant_neighbour_is_still_tried():
     state = tuner.states[(0, (1000,))]
     assert state.variants[VARIANTS.index("c")].runs == 1  # dropped after its cold run
     winner, runs = tune_key(tuner, 1100, HIDDEN)
-    assert winner == "a" and runs == Counter({"a": 4})  # b (1.4x) and c ruled out nearby
+    assert winner == "a" and runs == Counter()  # b (1.4x) and c ruled out nearby: at once
     winner, _ = tune_key(tuner, 20000, HIDDEN)
     state = tuner.states[(0, (20000,))]
-    assert state.prior.neighbour == (1100,)
+    assert state.prior.neighbour == (1000,)  # where a was timed
     assert [VARIANTS[i] for i in state.prior.contenders] == ["a", "b", "c"]
     assert state.confirmation_failed
     assert winner == "c" == best(HIDDEN, 20000)
@@ -227,3 +227,20 @@ def test_a_neighbour_without_usable_statistics_confirms_against_every_variant(tm
     assert winner == "a" == best(CROSSING, 500)
     assert runs["b"] >= 1 and runs["c"] >= 1
     cache.close()
+
+
+def test_a_neighbour_whose_bound_rules_out_every_other_variant_is_taken_at_once():
+    tuner = Tuner(group())
+    assert tune_key(tuner, 400, CROSSING)[0] == "a"
+    # at 410 the bound allows (410/400)**3 = 1.08: b (1.44x) and c (2.1x) are ruled out
+    winner, runs = tune_key(tuner, 410, CROSSING)
+    state = tuner.states[(0, (410,))]
+    assert winner == "a" and sum(runs.values()) == 0 and state.explored_calls == 0
+    assert state.prior.contenders == (0,)
+    # the next key scales from the key where `a` was timed, not from the one taken at once
+    winner, runs = tune_key(tuner, 420, CROSSING)
+    assert winner == "a" and sum(runs.values()) == 0
+    assert tuner.states[(0, (420,))].prior.neighbour == (400,)
+    # farther away the bound lets b contend again, and the key is confirmed by running
+    winner, runs = tune_key(tuner, 500, CROSSING)
+    assert winner == "a" and runs["a"] > 0 and runs["b"] > 0
