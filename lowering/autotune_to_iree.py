@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from autotune_dialect import flow, interop, util
 from autotune_dialect.autotune import POLICIES, GroupOp
@@ -575,7 +576,13 @@ class AutotuneToIREEPass(ModulePass):
     """Folder that relative object paths resolve against (default: the working folder)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.policy, self.cache, self.base_dir)
+        """Lower `op`. A bad option or input is xDSL's `PassFailedException` holding the
+        located message: `xdsl-opt` prints it alone with `--verify-diagnostics`, and after
+        a Python traceback without (docs/interop.md)."""
+        try:
+            lower_module(op, self.policy, self.cache, self.base_dir)
+        except DiagnosticError as err:
+            raise PassFailedException(err.render()) from None
 
 
 __all__ = ["AutotuneToIREEPass", "lower_module", "lower_to_iree"]

@@ -50,7 +50,8 @@ def test_xdsl_opt_round_trips_a_file_with_a_group(group_file, xdsl_file):
     assert '"flow.executable"() <{sym_name = "tagged"' in text
     assert "verbatim.op module {" in text
     # xdsl-opt prints back what it read, and `-t iree` prints what the project prints.
-    again = run(XDSL_OPT, "--allow-unregistered-dialect", str(xdsl_file))
+    assert f'loc("{group_file}":' in text  # each op's place in the user's file
+    again = run(XDSL_OPT, "--allow-unregistered-dialect", "--print-debuginfo", str(xdsl_file))
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == text.strip()
     as_iree = run(XDSL_OPT, "--allow-unregistered-dialect", str(xdsl_file), "-t", "iree")
