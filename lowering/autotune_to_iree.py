@@ -46,7 +46,7 @@ from xdsl.utils.exceptions import PassFailedException
 from autotune_dialect import flow, interop, util
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.bridge import iree_text
-from autotune_dialect.diagnostics import DiagnosticError, op_error
+from autotune_dialect.diagnostics import DiagnosticError, op_error, op_location
 from autotune_dialect.interop import attribute, op_name, symbol_name
 from autotune_dialect.ir import deep_recursion, parse_module, verify_module
 from autotune_dialect.symbols import lookup_symbol, symbol_index
@@ -349,12 +349,20 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
                 continue
             group = candidates[0]
             if decision["variant"] not in group.variants:
-                raise op_error(
-                    group.op,
+                problem = (
                     f"decision #{index} of {self.decisions_from} chooses "
                     f"@{decision['variant']}, which is not a variant of the group ("
                     + ", ".join(f"@{v}" for v in group.variants)
-                    + ")",
+                    + ")"
+                )
+                place = getattr(self.decisions, "place", lambda _: None)(index)
+                if place is None:
+                    raise op_error(group.op, problem)
+                group_at = op_location(group.op)
+                raise DiagnosticError(
+                    problem + (f"; the group is at {group_at}" if group_at else ""),
+                    place,
+                    self.decisions.text,
                 )
             self.static_decisions.setdefault(group.gid, []).append(decision)
         if not unmatched:

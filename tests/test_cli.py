@@ -187,3 +187,9 @@ def test_unexpected_failure_is_an_internal_error_without_traceback(
     assert "RuntimeError: a defect" in report.read_text() and "Traceback" in report.read_text()
     assert group_file.read_text() == before  # the input is kept as it was
     assert not (tmp_path / "out.mlir").exists()
+
+
+def test_compile_help_says_the_target_default_and_what_cache_takes():
+    shown = run(IREE_AUTOTUNE, "compile", "--help").stdout
+    assert "default: llvm-cpu" in shown
+    assert "tuning-cache export" in shown and "cache" in shown and "file itself" in shown
