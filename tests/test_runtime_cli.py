@@ -263,8 +263,22 @@ def test_run_errors_without_a_traceback(vmfbs, tmp_path):
         cli("run", tmp_path / "none.vmfb", "--input", "16xf32=0"), "none.vmfb", "no such file"
     )
     junk = tmp_path / "junk.vmfb"
-    junk.write_bytes(b"not a module at all")
-    assert_error(cli("run", junk, "--input", "16xf32=0", *DEVICE), "cannot load", "junk.vmfb")
+    junk.write_bytes(b"\x00\x07not a module at all")
+    assert_error(
+        cli("run", junk, "--input", "16xf32=0", *DEVICE),
+        "cannot load",
+        "junk.vmfb",
+        "expected a compiled module, the .vmfb that `iree-autotune compile` writes",
+    )
+    # The source instead of the compiled module: said so, and what to run instead.
+    source = tmp_path / "model.mlir"
+    source.write_text("util.func public @f() {\n  util.return\n}\n")
+    for command in ("run", "tune"):
+        assert_error(
+            cli(command, source, *DEVICE),
+            f"{source} is text (MLIR?), not a compiled module",
+            f"`iree-autotune compile {source} -o model.vmfb`",
+        )
     assert_error(
         cli("run", vmfbs["online"], "--input", "16xf32=0", "--device", "nonesuch"), "nonesuch"
     )
