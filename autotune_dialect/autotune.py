@@ -275,6 +275,7 @@ class GroupOp(IRDLOperation):
         confidence = self.float_param("confidence")
         if confidence is not None and not 0.0 < confidence < 1.0:
             raise VerifyException("confidence must be between 0 and 1 (exclusive)")
+        _verify_stop_rule({k: v for k, v in values.items() if v is not None})
         warm = self.properties.get("warm_start")
         if warm is not None and not (isinstance(warm, IntegerAttr) and warm.type == i1):
             raise VerifyException("warm_start must be true or false")
@@ -537,3 +538,28 @@ _DESCRIBE: dict[type[Attribute], str] = {
 
 
 Autotune = Dialect("autotune", [GroupOp], [])
+
+
+def _verify_stop_rule(given: dict[str, int]) -> None:
+    """The group's sample counts with the runtime's defaults for those it leaves out
+    (`StopRule`): the rule the runtime will build must be valid, or tuning fails at run
+    time (min_samples = 50 alone is above the default max_samples of 30)."""
+    from autotune_runtime.stats import StopRule
+
+    try:
+        rule = StopRule().with_overrides(given)
+    except ValueError:
+        rule = None
+    if rule is not None:
+        return
+    defaults = StopRule()
+    lo = given.get("min_samples", defaults.min_samples)
+    hi = given.get("max_samples", defaults.max_samples)
+    said = {
+        key: f"{value}" if key in given else f"{value}, the runtime's default"
+        for key, value in (("min_samples", lo), ("max_samples", hi))
+    }
+    raise VerifyException(
+        f"min_samples ({said['min_samples']}) must not exceed max_samples "
+        f"({said['max_samples']}); give max_samples >= {lo}"
+    )

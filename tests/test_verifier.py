@@ -33,6 +33,7 @@ RULES = {
     "zero_min_samples",
     "zero_max_samples",
     "min_exceeds_max",
+    "min_exceeds_default_max",
     "confidence_out_of_range",
     "negative_tolerance",
     "bad_workloads",
