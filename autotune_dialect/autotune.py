@@ -423,6 +423,36 @@ class GroupOp(IRDLOperation):
                 f"({len(dispatch.arguments)} operands, {untied_results} results) but "
                 f"@{kernel} takes {expected}"
             )
+        for variant in variants:
+            self._verify_dispatch_types(dispatch, variant)
+
+    def _verify_dispatch_types(self, dispatch: Operation, variant: Operation) -> None:
+        """Each tensor a dispatch passes or returns has the shape and element type of the
+        kernel argument it binds (`!iree_tensor_ext.dispatch.tensor<...:tensor<...>>`):
+        IREE does not check it, and a kernel that stores more than the result holds writes
+        past it."""
+        kernel = interop.kernel_function_name(variant)
+        executable = variant.parent_op()
+        signature = None
+        if kernel is not None and executable is not None:
+            signature = interop.kernel_argument_types(executable, kernel)
+        if signature is None:
+            return
+        tied = dispatch.tied_operand_indices()  # type: ignore[attr-defined]
+        bound = [("operand", i, a.type) for i, a in enumerate(dispatch.arguments)]  # type: ignore[attr-defined]
+        bound += [("result", i, r.type) for i, r in enumerate(dispatch.results) if tied[i] < 0]
+        for (what, index, given), kernel_type in zip(bound, signature, strict=False):
+            if not isinstance(given, TensorType):
+                continue
+            held = interop.dispatch_tensor_shape(kernel_type)
+            if held is None or interop.shapes_agree(interop.mlir_text(given), held):
+                continue
+            verb = "stores" if what == "result" else "reads"
+            raise VerifyException(
+                f"dispatch of group @{self.group_name} has {what} #{index} of type "
+                f"{interop.mlir_text(given)}, but variant @{symbol_name(variant)}'s kernel "
+                f"@{kernel} {verb} {held} there ({kernel_type})"
+            )
 
     def verify_call(self, call: Operation) -> None:
         """Check that a call of this group has its variants' function type."""

@@ -55,6 +55,7 @@ RULES = {
     "dispatch_binding_count",
     "dispatch_push_constant_count",
     "dispatch_flow_kernel_arity",
+    "dispatch_result_type_mismatch",
     "kernel_arity_differs_between_variants",
     "call_of_export_group",
     "call_type_mismatch",
