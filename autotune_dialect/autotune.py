@@ -507,7 +507,13 @@ class GroupOp(IRDLOperation):
             if key == "warm_start" and not (isinstance(value, IntegerAttr) and value.type == i1):
                 raise GroupAttributeError("group attribute 'warm_start' expects true or false", key)
             if want is FloatAttr and isinstance(value, IntegerAttr):
-                params[key] = FloatAttr(float(value.value.data), f64)
+                if value.type != i64:  # typed, so meant as an integer (`1 : i32`)
+                    raise GroupAttributeError(
+                        f"group attribute '{key}' expects a float (e.g. 0.95), but "
+                        f"{value.value.data} : {value.type} is an integer",
+                        key,
+                    )
+                params[key] = FloatAttr(float(value.value.data), f64)  # `10`: the number
             elif not isinstance(value, want):
                 raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[want]}", key)
         op = cls(name.data, [])

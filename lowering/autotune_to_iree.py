@@ -409,6 +409,7 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
         if not groups:
             return
         calls: dict[str, list[str]] = {name: list(g.variants) for name, g in groups.items()}
+        call_ops: dict[tuple[str, str], Operation] = {}  # the first call of each edge
         for op in self.module.body.ops:
             name = symbol_name(op)
             if name is None or not interop.is_function(op):
@@ -420,13 +421,18 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
                     callee, SymbolRefAttr
                 ):
                     callees.append(callee.root_reference.data)
+                    call_ops.setdefault((name, callee.root_reference.data), inner)
         for start, group in groups.items():
             path = _cycle_from(start, calls)
             if path is not None:
+                # At the call that closes the cycle (a group's edges to its variants are
+                # no calls).
+                closing = call_ops.get((path[-2], path[-1]), group.op)
                 raise op_error(
-                    group.op,
-                    "is called by its own variants (" + " -> ".join(f"@{n}" for n in path) + "); "
-                    "recursion through a group cannot be built by iree-compile",
+                    closing,
+                    f"calls group @{start}, which its own variants reach ("
+                    + " -> ".join(f"@{n}" for n in path)
+                    + "); recursion through a group cannot be built by iree-compile",
                 )
 
     def run(self) -> None:
@@ -541,6 +547,24 @@ def check_object_targets(module: ModuleOp, target: str, source: str | None = Non
             )
 
 
+def check_dispatched_executables(module: ModuleOp, source: str | None = None) -> None:
+    """Fail at a `flow.dispatch` of an executable that the module does not define, naming
+    it: `iree-compile` crashes on one (in ConvertToHALPass). IREE's parser and `lower`
+    accept it, as a module may be linked with others later."""
+    defined = {symbol_name(op) for op in module.body.ops}
+    for op in module.walk():
+        if op_name(op) != "flow.dispatch":
+            continue
+        for entry in getattr(attribute(op, "entry_points"), "data", ()):
+            if isinstance(entry, SymbolRefAttr) and entry.root_reference.data not in defined:
+                raise op_error(
+                    op,
+                    f"dispatches {entry}, but the module defines no executable "
+                    f"@{entry.root_reference.data}",
+                    source,
+                )
+
+
 _OBJECT_TARGET = re.compile(r'#hal\.executable\.target<"([^"]+)"')
 
 
@@ -560,6 +584,7 @@ def lower_to_iree(
         module = parse_module(text, filename, keep_plain_executables=True)
         if target is not None:
             check_object_targets(module, target, text)
+            check_dispatched_executables(module, text)
         base_dir = Path(filename).parent if filename != "<input>" else None
         try:
             lower_module(module, policy, cache, base_dir, verify_input=False)  # parse verified

@@ -314,3 +314,22 @@ def test_long_source_lines_and_literals_are_cut_around_the_place():
     assert DiagnosticError(f"op {literal} : vector<1000xi8>").render() == (
         "error: op dense<[47, 47, 47, 47, 47, 47, 47, 47, ...]> : vector<1000xi8>"
     )
+
+
+def test_a_dispatch_of_an_executable_the_module_lacks_is_named(tmp_path):
+    """`iree-compile` crashes on it (ConvertToHALPass); `lower` passes it through, as
+    IREE's parser does (IREE's own tests dispatch executables they do not define)."""
+    text = (
+        (EXAMPLES / "matmul_cpu.mlir")
+        .read_text()
+        .replace("flow.dispatch @matmul_kernels::@matmul", "flow.dispatch @nokernels::@matmul")
+    )
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    line = next(i for i, l in enumerate(text.split("\n"), 1) if "@nokernels" in l)
+    with pytest.raises(DiagnosticError) as info:
+        compile(text, target="llvm-cpu", filename=str(path))
+    assert info.value.render().split("\n")[0] == (
+        f"{path}:{line}:10: error: 'flow.dispatch' op dispatches @nokernels::@matmul, but the "
+        "module defines no executable @nokernels"
+    )
