@@ -326,7 +326,7 @@ def test_a_dispatch_of_an_executable_the_module_lacks_is_named(tmp_path):
     )
     path = tmp_path / "m.mlir"
     path.write_text(text)
-    line = next(i for i, l in enumerate(text.split("\n"), 1) if "@nokernels" in l)
+    line = next(i for i, text_line in enumerate(text.split("\n"), 1) if "@nokernels" in text_line)
     with pytest.raises(DiagnosticError) as info:
         compile(text, target="llvm-cpu", filename=str(path))
     assert info.value.render().split("\n")[0] == (
