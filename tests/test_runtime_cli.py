@@ -337,13 +337,26 @@ def test_tune_stores_and_prints_the_decision(vmfbs, tmp_path):
     assert result.stdout.startswith("tuned 1 group/workload key(s) in ")
     row = next(line for line in result.stdout.splitlines() if "tagged::add" in line)
     assert entry.variant in row and "tuned" in row
-    # Tuning again finds the decision in the cache.
+    # Tuning again finds the decision in the cache, and says so.
     again = cli("tune", vmfbs["explicit"], *DEVICE, "--cache", path)
+    assert again.stdout.startswith(
+        f"nothing to tune: the 1 group/workload key(s) were decided before, from the tuning "
+        f"cache {path}"
+    ), again.stdout
     row = next(line for line in again.stdout.splitlines() if "tagged::add" in line)
     assert entry.variant in row and "cache" in row
     assert decisions(path) == {
         (entry.key.device, entry.key.module, "tagged::add", (), entry.variant)
     }
+    # On another device the decision is not used, and the message says why.
+    other = cli(
+        "run", vmfbs["explicit"], "--input", "16xf32=0", "--device", "local-task", "--cache", path
+    )
+    assert other.returncode == 0, other.stderr
+    assert (
+        "autotune: tagged::add workload []: v0, the reference (not tuned on this device, "
+        "local-task; the cache holds a decision made on local-sync:"
+    ) in other.stdout, other.stdout
 
 
 def test_tune_without_entry_point_fails(vmfbs, tmp_path):
