@@ -171,3 +171,29 @@ def test_the_notebook_executes(tmp_path):
         if output.get("output_type") == "error"
     ]
     assert not errors
+
+
+def test_the_tutorial_shows_what_lowering_prints(tmp_path):
+    """Step 2's expected output is what its command prints (the generated names)."""
+    blocks = fenced_blocks(TUTORIAL.read_text())
+    step = next(i for i, (lang, code, _) in enumerate(blocks) if "grep -n" in code)
+    for lang, code, _ in blocks[:step]:
+        if lang == "sh":
+            assert run_sh(code, tmp_path, scripts_env()).returncode == 0
+    done = run_sh(blocks[step][1], tmp_path, scripts_env())
+    assert done.returncode == 0, done.stderr
+    lang, shown, _ = blocks[step + 1]
+    assert lang == "text"
+    lines = [line for line in shown.splitlines() if line != "..."]
+    assert lines and all(line in done.stdout.splitlines() for line in lines), done.stdout
+
+
+def test_the_benchmarks_page_says_which_cases_its_last_run_ran():
+    from benchmarks.report import run_duration
+
+    all_cases = ["B1", "B2", "B9"]
+    whole = run_duration({"wall_s": 1500.0, "ran": all_cases}, all_cases)
+    assert whole == "`make bench` took 1500 s."
+    part = run_duration({"wall_s": 67.6, "ran": ["B9"]}, all_cases)
+    assert part.startswith("the last run ran B9 only and took 68 s; the other cases'")
+    assert "may have run some" in run_duration({"wall_s": 67.6}, all_cases)
