@@ -197,3 +197,20 @@ def test_the_benchmarks_page_says_which_cases_its_last_run_ran():
     part = run_duration({"wall_s": 67.6, "ran": ["B9"]}, all_cases)
     assert part.startswith("the last run ran B9 only and took 68 s; the other cases'")
     assert "may have run some" in run_duration({"wall_s": 67.6}, all_cases)
+
+
+def test_every_python_block_of_the_dialect_page_runs_alone(tmp_path):
+    """Each block has its own imports: a reader can copy any one of them."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    page = DOCS / "dialect.md"
+    blocks = [
+        (code, line) for lang, code, line in fenced_blocks(page.read_text()) if lang == "python"
+    ]
+    assert len(blocks) >= 3
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for code, line in blocks:
+            exec(compile(code, f"dialect.md:{line}", "exec"), {"__name__": "__docs__"})  # noqa: S102
+    finally:
+        os.chdir(cwd)
