@@ -56,8 +56,9 @@ class DiagnosticError(Exception):
         return self.render()
 
 
-SOURCE_WIDTH = 200
-"""Characters of a source line shown under a diagnostic."""
+SOURCE_WIDTH = 1000
+"""Characters of a source line shown under a diagnostic: a long line of IR whole, a line
+holding an embedded object (100 KB) around the caret."""
 
 _LONG_DENSE = re.compile(r"dense<\[((?:\s*-?[\w.+]+\s*,){8})[^\]]{64,}\]>")
 

@@ -183,13 +183,14 @@ def check_references(op: Operation) -> None:
                 target.verify_call(op)
 
 
-def xdsl_text(op: Operation) -> str:
+def xdsl_text(op: Operation, locations: bool = False) -> str:
     """An op in xDSL's syntax: the project's ops in their custom syntax, IREE's other ops
     in generic form, kept text as `verbatim` ops and attributes. The stock `xdsl-opt`
-    reads it with `--allow-unregistered-dialect`."""
+    reads it with `--allow-unregistered-dialect`. With `locations`, each op names its
+    place in the source (`loc(...)`), so that errors of passes name it too."""
     out = StringIO()
     with deep_recursion():
-        _XDSLPrinter(stream=out, print_debuginfo=True).print_op(op)
+        _XDSLPrinter(stream=out, print_debuginfo=locations).print_op(op)
     resources = getattr(op, "resources", "")  # the blobs of `dense_resource`s, as read
     return out.getvalue() + "\n" + (f"\n{resources}\n" if resources else "")
 

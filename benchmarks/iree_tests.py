@@ -84,7 +84,7 @@ def check_xdsl_route(item: tuple[str, int, str]) -> dict:
         return {**result, "status": "rejected by lower"}
     with tempfile.TemporaryDirectory() as folder:
         source, out = Path(folder) / "x.mlir", Path(folder) / "out.mlir"
-        source.write_text(xdsl_text(parse_module(text, name)))
+        source.write_text(xdsl_text(parse_module(text, name), locations=True))
         options = ["--allow-unregistered-dialect", "-t", "iree", "-o", str(out)]
         try:
             xDSLOptMain(args=[str(source), *options, "-p", "autotune-to-iree{policy=static}"]).run()

@@ -39,7 +39,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
 def cmd_xdsl(args: argparse.Namespace) -> int:
     text = read_source(args.input)
     module = parse_module(text, args.input)
-    _emit(args.output, xdsl_text(module))
+    _emit(args.output, xdsl_text(module, locations=True))
     return 0
 
 

@@ -297,7 +297,7 @@ def test_an_embedded_object_is_never_echoed(tmp_path):
     )
     assert result.returncode == 1 and not out.exists()
     assert result.stderr.startswith(f"{path}:6:3: error: 'hal.executable.source' op has kernel")
-    assert len(result.stderr) < 1000, len(result.stderr)
+    assert len(result.stderr) < 2500, len(result.stderr)
     line, caret = result.stderr.splitlines()[1:3]
     assert line.endswith("...") and caret == "  ^"
 
@@ -305,10 +305,10 @@ def test_an_embedded_object_is_never_echoed(tmp_path):
 def test_long_source_lines_and_literals_are_cut_around_the_place():
     from autotune_dialect.diagnostics import SourceLocation
 
-    line = "x" * 500 + "@here" + "y" * 500
-    err = DiagnosticError("bad", SourceLocation("f.mlir", 1, 501), line)
+    line = "x" * 5000 + "@here" + "y" * 5000
+    err = DiagnosticError("bad", SourceLocation("f.mlir", 1, 5001), line)
     shown, caret = err.render().splitlines()[1:]
-    assert shown.startswith("...") and shown.endswith("...") and len(shown) <= 206
+    assert shown.startswith("...") and shown.endswith("...") and len(shown) <= 1006
     assert shown[len(caret) - 1 :].startswith("@here")
     literal = "dense<[" + ", ".join(["47"] * 1000) + "]>"
     assert DiagnosticError(f"op {literal} : vector<1000xi8>").render() == (

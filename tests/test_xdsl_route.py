@@ -28,7 +28,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 def through_xdsl_opt(text: str, filename: str, tmp_path: Path, options: str) -> str:
     """The module in xDSL's syntax, lowered and printed by `xdsl-opt` (in this process)."""
     source = tmp_path / "x.mlir"
-    source.write_text(xdsl_text(parse_module(text, filename)))
+    source.write_text(xdsl_text(parse_module(text, filename), locations=True))
     out = tmp_path / "out.mlir"
     xDSLOptMain(
         args=[
