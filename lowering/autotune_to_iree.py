@@ -21,7 +21,6 @@ The variants are selected with a nested `scf.if` chain (one branch per variant, 
 from __future__ import annotations
 
 import gc
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -63,6 +62,7 @@ from lowering.groups import (
 )
 from lowering.module_output import ModuleOutput
 from lowering.synthetic import SyntheticTuning
+from lowering.target_checks import check_buildable
 
 
 class Lowering(Exploration, SyntheticTuning, ModuleOutput):
@@ -527,47 +527,6 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def check_object_targets(module: ModuleOp, target: str, source: str | None = None) -> None:
-    """Fail at its location on a `hal.executable.source` that has no kernel module and
-    objects for other targets only: it cannot be built for `target` (for llvm-cpu,
-    `iree-compile` crashes on it instead of saying so)."""
-    for op in module.body.ops:
-        if op_name(op) != "hal.executable.source" or interop.kernel_modules(op):
-            continue
-        objects = attribute(op, "objects")
-        if objects is None:
-            continue
-        backends = sorted(set(_OBJECT_TARGET.findall(interop.mlir_text(objects))))
-        if backends and target not in backends:
-            raise op_error(
-                op,
-                f"has kernel objects for {', '.join(backends)} only; it cannot be compiled "
-                f"for {target}",
-                source,
-            )
-
-
-def check_dispatched_executables(module: ModuleOp, source: str | None = None) -> None:
-    """Fail at a `flow.dispatch` of an executable that the module does not define, naming
-    it: `iree-compile` crashes on one (in ConvertToHALPass). IREE's parser and `lower`
-    accept it, as a module may be linked with others later."""
-    defined = {symbol_name(op) for op in module.body.ops}
-    for op in module.walk():
-        if op_name(op) != "flow.dispatch":
-            continue
-        for entry in getattr(attribute(op, "entry_points"), "data", ()):
-            if isinstance(entry, SymbolRefAttr) and entry.root_reference.data not in defined:
-                raise op_error(
-                    op,
-                    f"dispatches {entry}, but the module defines no executable "
-                    f"@{entry.root_reference.data}",
-                    source,
-                )
-
-
-_OBJECT_TARGET = re.compile(r'#hal\.executable\.target<"([^"]+)"')
-
-
 def lower_to_iree(
     text: str,
     policy: str = "online",
@@ -577,14 +536,13 @@ def lower_to_iree(
     locations: bool = True,
 ) -> str:
     """Parse, lower and print: autotune IR in, IREE input IR out. With a `target`, also
-    check that every executable can be built for it (`check_object_targets`). With
+    check that every executable can be built for it (`lowering.target_checks`). With
     `locations` (the default) every op names its place in the input (`loc(...)`), so that
     `iree-compile` reports errors in the user's file."""
     with cyclic_gc_paused(), deep_recursion():
         module = parse_module(text, filename, keep_plain_executables=True)
         if target is not None:
-            check_object_targets(module, target, text)
-            check_dispatched_executables(module, text)
+            check_buildable(module, target, text)
         base_dir = Path(filename).parent if filename != "<input>" else None
         try:
             lower_module(module, policy, cache, base_dir, verify_input=False)  # parse verified
