@@ -3,9 +3,11 @@
 IREE's parser reads the user's text (docs/interop.md); the import into xDSL keeps, as the
 exact text MLIR prints for them,
 
-- attributes and types that xDSL cannot represent faithfully (semi-affine maps, typed
-  dialect attributes such as `#hal.device.target<...> : !hal.device`, ...):
-  `#verbatim.attr<"...">` and `!verbatim.type<"...">`;
+- attributes and types that xDSL cannot represent faithfully (typed dialect attributes
+  such as `#hal.device.target<...> : !hal.device`, ...): `#verbatim.attr<"...">` and
+  `!verbatim.type<"...">` (an affine map that xDSL's parser cannot read, a semi-affine
+  one, is xDSL's `AffineMapAttr` instead, written `#verbatim.affine_map<"...">` in xDSL's
+  syntax: `AffineMapText`);
 - kernel modules (the `builtin.module` inside an executable), which are isolated from the
   host code and never read by the lowering: `verbatim.op module {...}`;
 - when the import is told to (`lower`), executables that hold no group: the lowering reads
