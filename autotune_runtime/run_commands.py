@@ -313,7 +313,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         stored = cache is not None and cache.persistent
         where = f"; decisions stored in {cache.path}" if stored else "; decisions not stored"
         cached = len(panels) - len(todo)
-        if not todo:
+        if not todo and panels:
             print(
                 f"nothing to tune: the {len(panels)} group/workload key(s) were decided "
                 f"before, from the tuning cache{f' {cache.path}' if stored else ''}"
