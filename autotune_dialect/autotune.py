@@ -278,6 +278,7 @@ class GroupOp(IRDLOperation):
         confidence = self.float_param("confidence")
         if confidence is not None and not 0.0 < confidence < 1.0:
             raise VerifyException("confidence must be between 0 and 1 (exclusive)")
+        _verify_stop_rule({k: v for k, v in values.items() if v is not None})
         warm = self.properties.get("warm_start")
         if warm is not None and not (isinstance(warm, IntegerAttr) and warm.type == i1):
             raise VerifyException("warm_start must be true or false")
@@ -428,6 +429,36 @@ class GroupOp(IRDLOperation):
                 f"({len(dispatch.arguments)} operands, {untied_results} results) but "
                 f"@{kernel} takes {expected}"
             )
+        for variant in variants:
+            self._verify_dispatch_types(dispatch, variant)
+
+    def _verify_dispatch_types(self, dispatch: Operation, variant: Operation) -> None:
+        """Each tensor a dispatch passes or returns has the shape and element type of the
+        kernel argument it binds (`!iree_tensor_ext.dispatch.tensor<...:tensor<...>>`):
+        IREE does not check it, and a kernel that stores more than the result holds writes
+        past it."""
+        kernel = interop.kernel_function_name(variant)
+        executable = variant.parent_op()
+        signature = None
+        if kernel is not None and executable is not None:
+            signature = interop.kernel_argument_types(executable, kernel)
+        if signature is None:
+            return
+        tied = dispatch.tied_operand_indices()  # type: ignore[attr-defined]
+        bound = [("operand", i, a.type) for i, a in enumerate(dispatch.arguments)]  # type: ignore[attr-defined]
+        bound += [("result", i, r.type) for i, r in enumerate(dispatch.results) if tied[i] < 0]
+        for (what, index, given), kernel_type in zip(bound, signature, strict=False):
+            if not isinstance(given, TensorType):
+                continue
+            held = interop.dispatch_tensor_shape(kernel_type)
+            if held is None or interop.shapes_agree(interop.mlir_text(given), held):
+                continue
+            verb = "stores" if what == "result" else "reads"
+            raise VerifyException(
+                f"dispatch of group @{self.group_name} has {what} #{index} of type "
+                f"{interop.mlir_text(given)}, but variant @{symbol_name(variant)}'s kernel "
+                f"@{kernel} {verb} {held} there ({kernel_type})"
+            )
 
     def verify_call(self, call: Operation) -> None:
         """Check that a call of this group has its variants' function type."""
@@ -482,7 +513,13 @@ class GroupOp(IRDLOperation):
             if key == "warm_start" and not (isinstance(value, IntegerAttr) and value.type == i1):
                 raise GroupAttributeError("group attribute 'warm_start' expects true or false", key)
             if want is FloatAttr and isinstance(value, IntegerAttr):
-                params[key] = FloatAttr(float(value.value.data), f64)
+                if value.type != i64:  # typed, so meant as an integer (`1 : i32`)
+                    raise GroupAttributeError(
+                        f"group attribute '{key}' expects a float (e.g. 0.95), but "
+                        f"{value.value.data} : {value.type} is an integer",
+                        key,
+                    )
+                params[key] = FloatAttr(float(value.value.data), f64)  # `10`: the number
             elif not isinstance(value, want):
                 raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[want]}", key)
         op = cls(name.data, [])
@@ -543,3 +580,28 @@ _DESCRIBE: dict[type[Attribute], str] = {
 
 
 Autotune = Dialect("autotune", [GroupOp], [])
+
+
+def _verify_stop_rule(given: dict[str, int]) -> None:
+    """The group's sample counts with the runtime's defaults for those it leaves out
+    (`StopRule`): the rule the runtime will build must be valid, or tuning fails at run
+    time (min_samples = 50 alone is above the default max_samples of 30)."""
+    from autotune_runtime.stats import StopRule
+
+    try:
+        rule = StopRule().with_overrides(given)
+    except ValueError:
+        rule = None
+    if rule is not None:
+        return
+    defaults = StopRule()
+    lo = given.get("min_samples", defaults.min_samples)
+    hi = given.get("max_samples", defaults.max_samples)
+    said = {
+        key: f"{value}" if key in given else f"{value}, the runtime's default"
+        for key, value in (("min_samples", lo), ("max_samples", hi))
+    }
+    raise VerifyException(
+        f"min_samples ({said['min_samples']}) must not exceed max_samples "
+        f"({said['max_samples']}); give max_samples >= {lo}"
+    )

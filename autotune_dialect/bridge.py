@@ -132,8 +132,22 @@ def check_nesting(text: str, filename: str) -> None:
             depth -= 1
 
 
+def check_characters(text: str, filename: str) -> None:
+    """A located error at a NUL byte: MLIR text has none, and IREE's lexer takes one for
+    the end of the text or reports something else (inside a group's line it went
+    unnoticed)."""
+    at = text.find("\0")
+    if at >= 0:
+        raise DiagnosticError(
+            "a NUL byte (\\0) is not valid in MLIR text",
+            SourceLocation.from_offset(filename, text, at),
+            text.replace("\0", " "),
+        )
+
+
 def parse_iree(text: str, filename: str, context: ir.Context) -> ir.Operation:
     """IREE's module of `text` (parsed and verified), locations under `filename`."""
+    check_characters(text, filename)
     check_nesting(text, filename)
     generic, offsets = to_generic_with_offsets(text, filename)
     with context:
@@ -151,10 +165,11 @@ _SPACE_OR_COMMENT = re.compile(r"(?:\s|//[^\n]*)*")
 def _first_of(
     report: DiagnosticError, brackets: DiagnosticError | None, text: str
 ) -> DiagnosticError:
-    """IREE's error, or an unbalanced bracket that IREE's parser stumbled over: any when
-    IREE stopped on the last line (the input ended too early), one at or before the token
-    where IREE stopped when IREE found no op there (MLIR puts an error at a token that
-    starts a line at the end of the token before it)."""
+    """IREE's error, or an unbalanced bracket that IREE's parser stumbled over. When IREE
+    stopped on the last line (the input ended too early), IREE's message is kept, with what
+    is left open, unless it only says that no op is there; otherwise a bracket at or before
+    the token where IREE stopped when IREE found no op there (MLIR puts an error at a token
+    that starts a line at the end of the token before it)."""
     if brackets is None or brackets.location is None:
         return report
     where = report.location
@@ -167,7 +182,12 @@ def _first_of(
 
     stopped = _SPACE_OR_COMMENT.match(text, offset(where)).end()  # type: ignore[union-attr]
     if "\n" not in text[stopped:].strip():
-        return brackets
+        if report.message in _NO_OP_HERE:
+            return brackets
+        ended = brackets.message.removeprefix("unexpected end of input: ")
+        if ended != brackets.message:
+            report.message += f" (the input ends here, inside an {ended})"
+        return report
     if report.message in _NO_OP_HERE and offset(brackets.location) <= stopped:
         return brackets
     return report

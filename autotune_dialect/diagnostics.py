@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import FileLineColLoc, NameLoc, UnregisteredOp
@@ -39,18 +40,43 @@ class DiagnosticError(Exception):
         self.source = source
 
     def render(self) -> str:
-        """The diagnostic as MLIR tools print it."""
+        """The diagnostic as MLIR tools print it. A long source line is shown around the
+        caret only, and an embedded object (`dense<[47, 47, ...]>`, a whole PTX file) is
+        never printed whole."""
         head = f"{self.location}: error: " if self.location else "error: "
-        text = head + self.message
+        text = head + shorten_literals(self.message)
         if self.location is not None and self.source is not None:
             lines = self.source.split("\n")
             if 1 <= self.location.line <= len(lines):
-                line = lines[self.location.line - 1]
-                text += f"\n{line}\n{' ' * (self.location.column - 1)}^"
+                line, caret = source_window(lines[self.location.line - 1], self.location.column)
+                text += f"\n{line}\n{' ' * caret}^"
         return text
 
     def __str__(self) -> str:
         return self.render()
+
+
+SOURCE_WIDTH = 1000
+"""Characters of a source line shown under a diagnostic: a long line of IR whole, a line
+holding an embedded object (100 KB) around the caret."""
+
+_LONG_DENSE = re.compile(r"dense<\[((?:\s*-?[\w.+]+\s*,){8})[^\]]{64,}\]>")
+
+
+def shorten_literals(text: str) -> str:
+    """`text` with each long `dense<[...]>` literal cut to its first values."""
+    return _LONG_DENSE.sub(lambda m: f"dense<[{m[1].rstrip(',')}, ...]>", text)
+
+
+def source_window(line: str, column: int) -> tuple[str, int]:
+    """The part of a source line shown under a diagnostic, and the caret's offset in it:
+    the whole line when short, else `SOURCE_WIDTH` characters around `column` (1-based)."""
+    if len(line) <= SOURCE_WIDTH:
+        return line, column - 1
+    start = max(0, min(column - 1 - SOURCE_WIDTH // 4, len(line) - SOURCE_WIDTH))
+    end = start + SOURCE_WIDTH
+    shown = ("..." if start else "") + line[start:end] + ("..." if end < len(line) else "")
+    return shown, column - 1 - start + (3 if start else 0)
 
 
 def op_location(op: Operation) -> SourceLocation | None:

@@ -52,6 +52,14 @@ def buffer_view_type() -> Attribute:
     return parse_type_text("!hal.buffer_view")
 
 
+def type_in_context(parser: Parser, text: str) -> Attribute:
+    """The type `text` as the parser's context makes it. A type xDSL does not model is an
+    unregistered type of its context, and equals only types of that context: one made in
+    another (`parse_type_text`) would not match the values the parser read
+    (`xdsl-opt` reads with a context of its own)."""
+    return Parser(parser.ctx, text).parse_type()
+
+
 def parse_no_flags(parser: Parser) -> None:
     """Parse `flags("None")`, the only flags the lowering uses."""
     parser.parse_keyword("flags")
@@ -101,8 +109,8 @@ class FenceCreateOp(IRDLOperation):
     flags = prop_def(IntegerAttr)
     result = result_def()
 
-    def __init__(self, device: SSAValue):
-        build(self, [device], [fence_type()], {"flags": _NO_FLAGS})
+    def __init__(self, device: SSAValue, result_type: Attribute | None = None):
+        build(self, [device], [result_type or fence_type()], {"flags": _NO_FLAGS})
 
     @classmethod
     def parse(cls, parser: Parser) -> FenceCreateOp:
@@ -114,8 +122,7 @@ class FenceCreateOp(IRDLOperation):
         parser.parse_punctuation(")")
         parse_no_flags(parser)
         parser.parse_punctuation(":")
-        parser.parse_type()
-        return cls(device)
+        return cls(device, parser.parse_type())
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" device(")
@@ -160,7 +167,8 @@ class FenceAwaitOp(IRDLOperation):
         parse_no_flags(parser)
         parser.parse_punctuation(":")
         parser.parse_type()
-        resolved = [parser.resolve_operand(f, fence_type()) for f in fences]
+        fence = type_in_context(parser, "!hal.fence")
+        resolved = [parser.resolve_operand(f, fence) for f in fences]
         return cls(resolved, timeout)
 
     def print(self, printer: Printer) -> None:
@@ -216,7 +224,8 @@ class TensorBarrierOp(IRDLOperation):
 @irdl_op_definition
 class TensorExportOp(IRDLOperation):
     """`%v = hal.tensor.export %t : tensor<?xf32>{%n} -> !hal.buffer_view`: hands a tensor
-    to the host as a buffer view."""
+    to the host as a buffer view (`: E as tensor<...>` when the encoding E differs from the
+    tensor's type)."""
 
     name = "hal.tensor.export"
 
@@ -225,15 +234,23 @@ class TensorExportOp(IRDLOperation):
     source_encoding = prop_def(Attribute)
     target = result_def()
 
-    def __init__(self, source: SSAValue, dims: Sequence[SSAValue], result_type: Attribute):
-        build(self, [source, *dims], [result_type], {"source_encoding": source.type})
+    def __init__(
+        self,
+        source: SSAValue,
+        dims: Sequence[SSAValue],
+        result_type: Attribute,
+        source_encoding: Attribute | None = None,
+    ):
+        encoding = source.type if source_encoding is None else source_encoding
+        build(self, [source, *dims], [result_type], {"source_encoding": encoding})
 
     @classmethod
     def parse(cls, parser: Parser) -> TensorExportOp:
         pos = parser.pos
         source = parser.parse_unresolved_operand()
         parser.parse_punctuation(":")
-        type_ = parser.parse_type()
+        encoding = parser.parse_type()
+        type_ = parser.parse_type() if parser.parse_optional_keyword("as") else encoding
         dims: list[SSAValue] = []
         if parser.parse_optional_punctuation("{") is not None:
             if parser.parse_optional_punctuation("}") is None:
@@ -247,12 +264,15 @@ class TensorExportOp(IRDLOperation):
         parser.parse_punctuation("->")
         result_type = parser.parse_type()
         value = parser.resolve_operands([source], [type_], pos)[0]
-        return cls(value, dims, result_type)
+        return cls(value, dims, result_type, encoding)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.source)
         printer.print_string(" : ")
+        if self.source_encoding != self.source.type:  # `: tensor<...xf32> as tensor<...>`
+            printer.print_attribute(self.source_encoding)
+            printer.print_string(" as ")
         printer.print_attribute(self.source.type)
         if self.source_dims:
             printer.print_string("{")

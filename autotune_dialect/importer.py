@@ -24,6 +24,7 @@ from iree.compiler import ir
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FileLineColLoc,
+    FunctionType,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -48,8 +49,13 @@ from autotune_dialect.group_syntax import CALL_OF_GROUP, mlir_string
 from autotune_dialect.hal import HAL
 from autotune_dialect.interop import FUNCTIONS, missing_kernel_function
 from autotune_dialect.mlir_text import faithful, repair_iree_print, shared_context
-from autotune_dialect.util import Util
-from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp, VerbatimType
+from autotune_dialect.util import CallOp, Util
+from autotune_dialect.verbatim import (
+    VerbatimAttr,
+    VerbatimOp,
+    VerbatimType,
+    affine_map_from_mlir,
+)
 
 MODELLED: dict[str, type[IRDLOperation]] = {
     op.name: op for dialect in (Flow, Util, HAL) for op in dialect.operations
@@ -221,6 +227,12 @@ class Importer:
         if converted is None:
             text = str(type_)
             converted = faithful(text, True, self.context)
+            if converted is None and isinstance(type_, ir.FunctionType):
+                # Of its parts, those xDSL cannot read are kept as text: xDSL's ops with a
+                # function type (`func.func`) need a `FunctionType`.
+                converted = FunctionType.from_lists(
+                    [self.type(t) for t in type_.inputs], [self.type(t) for t in type_.results]
+                )
             if converted is None:
                 converted = VerbatimType(text)
             self.types[type_] = converted
@@ -386,6 +398,16 @@ class Importer:
         converted = self._simple_attribute_text(text)
         if converted is None:
             converted = faithful(text, False, self.context)
+        if converted is None and text.startswith("affine_map<"):
+            converted = affine_map_from_mlir(text, self.context)
+        if converted is None and text.startswith("("):  # a function type (`function_type`)
+            try:
+                with self.context:
+                    type_ = ir.Type.parse(text)
+            except ir.MLIRError:
+                type_ = None
+            if isinstance(type_, ir.FunctionType):
+                converted = self.type(type_)
         return VerbatimAttr(text) if converted is None else converted
 
     def _simple_attribute_text(self, text: str) -> Attribute | None:
@@ -640,6 +662,8 @@ def _modelled(
             regions=regions,
         )
         op.verify_()
+        if isinstance(op, CallOp) and op.has_tied_results():
+            raise ValueError("a form the custom syntax does not print")
     except Exception:  # noqa: BLE001 - any mismatch keeps the op as IREE wrote it
         if op is not None:
             for region in list(op.regions):

@@ -146,6 +146,43 @@ def kernel_arity_in(module: Operation, name: str) -> int | None:
     return None
 
 
+def kernel_argument_types(executable: Operation, name: str) -> tuple[str, ...] | None:
+    """The argument types of the kernel function `@name` of an executable (kept text),
+    as MLIR text, if found."""
+    for module in kernel_modules(executable):
+        if isinstance(module, VerbatimOp):
+            signature = module.function_signatures().get(name)
+            if signature is not None:
+                return signature[0]
+    return None
+
+
+_DISPATCH_TENSOR = re.compile(r"!iree_tensor_ext\.dispatch\.tensor<\w+:(tensor<[^<>]*>)>")
+_TENSOR = re.compile(r"tensor<((?:[0-9?]+x)*)([A-Za-z0-9_]+)>")
+
+
+def dispatch_tensor_shape(kernel_type: str) -> str | None:
+    """The `tensor<...>` a kernel argument of type `!iree_tensor_ext.dispatch.tensor<
+    access:tensor<...>>` binds (None for another type, or one with an encoding)."""
+    match = _DISPATCH_TENSOR.fullmatch(kernel_type)
+    return match[1] if match and _TENSOR.fullmatch(match[1]) else None
+
+
+def shapes_agree(given: str, held: str) -> bool:
+    """Whether two `tensor<...>` texts can be the same tensor: same rank and element
+    type, and equal sizes where both are static (`?` agrees with any size). A text this
+    does not read (an encoding, ...) agrees."""
+    a, b = _TENSOR.fullmatch(given), _TENSOR.fullmatch(held)
+    if a is None or b is None:
+        return True
+    dims_a, dims_b = a[1].split("x")[:-1], b[1].split("x")[:-1]
+    return (
+        a[2] == b[2]
+        and len(dims_a) == len(dims_b)
+        and all(x == y or "?" in (x, y) for x, y in zip(dims_a, dims_b, strict=True))
+    )
+
+
 def kernel_signature(executable: Operation, name: str) -> str | None:
     """The function type of the kernel function `@name` of an executable, as MLIR text."""
     for module in kernel_modules(executable):

@@ -15,7 +15,7 @@ from io import StringIO
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, UnregisteredOp
-from xdsl.ir import Dialect, Operation
+from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
@@ -35,7 +35,7 @@ from autotune_dialect.interop import (
 )
 from autotune_dialect.symbols import duplicate_symbols, lookup_symbol, symbol_index, symbol_tables
 from autotune_dialect.util import Util
-from autotune_dialect.verbatim import Verbatim, VerbatimOp
+from autotune_dialect.verbatim import AffineMapText, Verbatim, VerbatimOp, is_semi_affine
 
 
 def project_dialects() -> dict[str, Callable[[], Dialect]]:
@@ -183,14 +183,27 @@ def check_references(op: Operation) -> None:
                 target.verify_call(op)
 
 
-def xdsl_text(op: Operation) -> str:
+def xdsl_text(op: Operation, locations: bool = False) -> str:
     """An op in xDSL's syntax: the project's ops in their custom syntax, IREE's other ops
     in generic form, kept text as `verbatim` ops and attributes. The stock `xdsl-opt`
-    reads it with `--allow-unregistered-dialect`."""
+    reads it with `--allow-unregistered-dialect`. With `locations`, each op names its
+    place in the source (`loc(...)`), so that errors of passes name it too."""
     out = StringIO()
     with deep_recursion():
-        Printer(stream=out).print_op(op)
-    return out.getvalue() + "\n"
+        _XDSLPrinter(stream=out, print_debuginfo=locations).print_op(op)
+    resources = getattr(op, "resources", "")  # the blobs of `dense_resource`s, as read
+    return out.getvalue() + "\n" + (f"\n{resources}\n" if resources else "")
+
+
+class _XDSLPrinter(Printer):
+    """xDSL's printer, writing the affine maps that xDSL's parser cannot read in a syntax
+    that it reads (`verbatim.AffineMapText`)."""
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        if is_semi_affine(attribute):
+            AffineMapText.print_map(self, attribute)  # type: ignore[arg-type]
+        else:
+            super().print_attribute(attribute)
 
 
 def check_kernel_function(export: Operation) -> None:

@@ -9,11 +9,20 @@ the project's, and accepts every other name.
 from __future__ import annotations
 
 import functools
+import re
 from io import StringIO
 
 from iree.compiler import ir
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, Builtin, BytesAttr, DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Builtin,
+    BytesAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    ShapedType,
+    StringAttr,
+)
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -48,6 +57,14 @@ def attribute_text(attr: Attribute) -> str:
 
 
 def _parse(text: str, is_type: bool) -> Attribute | None:
+    resource = None if is_type else _DENSE_RESOURCE.fullmatch(text)
+    if resource is not None:
+        # Not through xDSL's parser, which renames a resource handle it has seen before in
+        # the process (`dense_resource<r>` read twice is `r_0` the second time).
+        type_ = _parse(resource[2], True)
+        if not isinstance(type_, ShapedType):
+            return None
+        return DenseResourceAttr.from_params(resource[1], type_)
     parser = Parser(shared_context(), text)
     try:
         value = parser.parse_type() if is_type else parser.parse_attribute()
@@ -56,6 +73,9 @@ def _parse(text: str, is_type: bool) -> Attribute | None:
     if parser._current_token.kind != MLIRTokenKind.EOF:
         return None
     return _as_strings(value)
+
+
+_DENSE_RESOURCE = re.compile(r"dense_resource<([A-Za-z_][\w.$]*)> : (.+)", re.DOTALL)
 
 
 def _as_strings(attr: Attribute) -> Attribute:

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import ArrayAttr, DenseResourceAttr, DictionaryAttr, ModuleOp
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 from xdsl.utils.target import Target
@@ -31,7 +33,40 @@ class IREETarget(Target):
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         from autotune_dialect.ir import print_module
 
+        if not hasattr(module, "resources"):
+            module.resources = resources_text(ctx, module)  # type: ignore[attr-defined]
         output.write(print_module(module))
+
+
+def resources_text(ctx: Context, module: ModuleOp) -> str:
+    """The `{-# dialect_resources: ... #-}` section of the blobs that `module`'s
+    `dense_resource`s name, which xDSL's parser keeps in its builtin dialect (empty if
+    none)."""
+    handles = sorted(
+        {
+            attr.resource_handle.data
+            for op in module.walk()
+            for value in (*op.properties.values(), *op.attributes.values())
+            for attr in _nested(value)
+            if isinstance(attr, DenseResourceAttr)
+        }
+    )
+    interface = ctx.get_dialect("builtin").get_interface(OpAsmDialectInterface)
+    blobs = interface.build_resources(handles) if handles and interface else {}
+    if not blobs:
+        return ""
+    entries = ",\n".join(f'      {key}: "{blob}"' for key, blob in blobs.items())
+    return "{-#\n  dialect_resources: {\n    builtin: {\n" + entries + "\n    }\n  }\n#-}\n"
+
+
+def _nested(attr: Attribute) -> Iterator[Attribute]:
+    yield attr
+    if isinstance(attr, ArrayAttr):
+        for item in attr.data:
+            yield from _nested(item)
+    elif isinstance(attr, DictionaryAttr):
+        for item in attr.data.values():
+            yield from _nested(item)
 
 
 UNIVERSE = Universe(

@@ -1,5 +1,6 @@
 """The `util` ops the lowering reads or creates: `util.call` (a call of a function group
-is rewritten), and the functions, globals, returns and barriers the lowering emits.
+is rewritten), the functions, globals, returns and barriers the lowering emits, and
+`util.initializer` (so that xDSL does not take it for a symbol table).
 
 Every other `util` op, and the user's own functions and globals, are IREE's: read and
 printed by IREE and kept by the import into xDSL as they are (docs/interop.md). The
@@ -269,6 +270,9 @@ class FuncOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         if self.sym_visibility is not None:
             printer.print_string(f" {self.sym_visibility.data}")
+        if not self.body.blocks and (self.arg_attrs or self.res_attrs):
+            self._print_declaration(printer)
+            return
         print_func_op_like(
             printer,
             self.sym_name,
@@ -278,6 +282,37 @@ class FuncOp(IRDLOperation):
             arg_attrs=self.arg_attrs,
             res_attrs=self.res_attrs,
             reserved_attr_names=("sym_name", "function_type", "sym_visibility", "arg_attrs"),
+        )
+
+    def _print_declaration(self, printer: Printer) -> None:
+        """`@f(%arg0: T {attrs}, ...) -> (R {attrs}, ...)`, as IREE prints a function
+        without a body: xDSL's function printer leaves out its argument attributes, and
+        its parser drops those of unnamed arguments."""
+
+        def typed(
+            types: Sequence[Attribute], attrs: ArrayAttr[DictionaryAttr] | None, named: bool
+        ) -> None:
+            printer.print_string("(")
+            dicts = attrs.data if attrs is not None else [DictionaryAttr({})] * len(types)
+            for i, (type_, attr) in enumerate(zip(types, dicts, strict=True)):
+                printer.print_string(", " if i else "")
+                printer.print_string(f"%arg{i}: " if named else "")
+                printer.print_attribute(type_)
+                if attr.data:
+                    printer.print_string(" ")
+                    printer.print_attr_dict(attr.data)
+            printer.print_string(")")
+
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        typed(self.function_type.inputs.data, self.arg_attrs, named=True)
+        if self.function_type.outputs.data:
+            printer.print_string(" -> ")
+            typed(self.function_type.outputs.data, self.res_attrs, named=False)
+        printer.print_op_attributes(
+            printed_attributes(self),
+            reserved_attr_names=("sym_name", "function_type", "sym_visibility", "arg_attrs"),
+            print_keyword=True,
         )
 
 
@@ -298,11 +333,12 @@ class CallOp(IRDLOperation):
     ):
         build(self, arguments, result_types, {"callee": symbol_ref(callee)})
 
-    def verify_(self) -> None:
-        if self.tied_operands is not None and any(
+    def has_tied_results(self) -> bool:
+        """Whether a result is tied to an argument (`-> %arg0`), a form the custom syntax
+        does not print: the import keeps such a call unregistered (generic form)."""
+        return self.tied_operands is not None and any(
             t.value.data >= 0 for t in self.tied_operands.data
-        ):
-            raise VerifyException("calls with tied results are not modelled")
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> CallOp:
@@ -362,8 +398,33 @@ class OptimizationBarrierOp(IRDLOperation):
         print_operands_with_types(printer, self.operands_)
 
 
+@lenient
+@irdl_op_definition
+class InitializerOp(IRDLOperation):
+    """`util.initializer { ... }`: code that runs when the module loads. Modelled so that
+    xDSL does not take it for a symbol table: an unregistered op has every trait, so the
+    stock `xdsl-opt` looked up the callee of a `func.call` inside it among the
+    initializer's own ops. Printed in generic form."""
+
+    name = "util.initializer"
+
+    body = region_def()
+    function_type = opt_prop_def(FunctionType)
+
+    traits = traits_def(IsolatedFromAbove())
+
+
 Util = Dialect(
     "util",
-    [GlobalOp, GlobalLoadOp, GlobalStoreOp, FuncOp, CallOp, ReturnOp, OptimizationBarrierOp],
+    [
+        GlobalOp,
+        GlobalLoadOp,
+        GlobalStoreOp,
+        FuncOp,
+        CallOp,
+        ReturnOp,
+        OptimizationBarrierOp,
+        InitializerOp,
+    ],
     [],
 )

@@ -3,9 +3,11 @@
 IREE's parser reads the user's text (docs/interop.md); the import into xDSL keeps, as the
 exact text MLIR prints for them,
 
-- attributes and types that xDSL cannot represent faithfully (semi-affine maps, typed
-  dialect attributes such as `#hal.device.target<...> : !hal.device`, ...):
-  `#verbatim.attr<"...">` and `!verbatim.type<"...">`;
+- attributes and types that xDSL cannot represent faithfully (typed dialect attributes
+  such as `#hal.device.target<...> : !hal.device`, ...): `#verbatim.attr<"...">` and
+  `!verbatim.type<"...">` (an affine map that xDSL's parser cannot read, a semi-affine
+  one, is xDSL's `AffineMapAttr` instead, written `#verbatim.affine_map<"...">` in xDSL's
+  syntax: `AffineMapText`);
 - kernel modules (the `builtin.module` inside an executable), which are isolated from the
   host code and never read by the lowering: `verbatim.op module {...}`;
 - when the import is told to (`lower`), executables that hold no group: the lowering reads
@@ -21,8 +23,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import AffineMapAttr, StringAttr
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 from xdsl.irdl import IRDLOperation, irdl_attr_definition, irdl_op_definition, opt_prop_def
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -67,6 +78,98 @@ class VerbatimType(_VerbatimText, TypeAttribute):
     name = "verbatim.type"
 
     text: StringAttr  # declared here too: equality and hashing compare the text
+
+
+@irdl_attr_definition
+class AffineMapText(ParametrizedAttribute):
+    """`#verbatim.affine_map<"affine_map<...>">`: the syntax in which `xdsl_text` writes an
+    affine map that xDSL's own parser cannot read (a semi-affine one such as
+    `()[s0, s1] -> ((s0 ceildiv 32) * (s1 ceildiv 32))`, which xDSL's `AffineMap` holds).
+    Reading it gives xDSL's `AffineMapAttr` of that map, not an instance of this class, so
+    that xDSL's `affine.apply` (what the stock `xdsl-opt` makes of a generic
+    `"affine.apply"`) verifies with it."""
+
+    name = "verbatim.affine_map"
+
+    text: StringAttr
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<")
+        pos = parser.pos
+        text = parser.parse_str_literal("the MLIR text of an affine map")
+        parser.parse_punctuation(">")
+        from autotune_dialect.bridge import iree_context
+
+        value = affine_map_from_mlir(text, iree_context())
+        if value is None:
+            parser.raise_error(f"not an affine map: {text}", pos, parser.pos)
+        return (value,)
+
+    @classmethod
+    def new(cls, params: Sequence[Attribute]) -> Attribute:  # type: ignore[override]
+        return params[0]  # the `AffineMapAttr` that `parse_parameters` read
+
+    @staticmethod
+    def print_map(printer: Printer, attr: AffineMapAttr) -> None:
+        """Write `attr` in this syntax."""
+        printer.print_string(f"#{AffineMapText.name}<")
+        printer.print_string_literal(f"affine_map<{attr.data}>")
+        printer.print_string(">")
+
+
+def affine_map_from_mlir(text: str, context: Any) -> AffineMapAttr | None:
+    """xDSL's attribute for an affine map that xDSL's parser cannot read (semi-affine), read
+    by IREE in `context`; None if it is no affine map, or if IREE does not read xDSL's
+    print of it as the same map."""
+    from iree.compiler import ir
+
+    with context:
+        try:
+            attr = ir.Attribute.parse(text)
+            mlir_map = ir.AffineMapAttr(attr).value
+            results = tuple(_affine_expr(e) for e in mlir_map.results)
+        except (ir.MLIRError, ValueError, TypeError):
+            return None
+        value = AffineMapAttr(AffineMap(mlir_map.n_dims, mlir_map.n_symbols, results))
+        try:
+            same = ir.Attribute.parse(f"affine_map<{value.data}>") == attr
+        except ir.MLIRError:
+            return None
+    return value if same else None
+
+
+def is_semi_affine(attr: Attribute) -> bool:
+    """An affine map attribute that xDSL's parser cannot read back."""
+    return isinstance(attr, AffineMapAttr) and not all(
+        r.is_pure_affine() for r in attr.data.results
+    )
+
+
+def _affine_expr(expr: Any) -> AffineExpr:
+    """xDSL's expression for one of MLIR's (built as it is: xDSL's operators refuse
+    semi-affine products and quotients)."""
+    from iree.compiler import ir
+
+    if isinstance(expr, ir.AffineDimExpr):
+        return AffineDimExpr(expr.position)
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return AffineSymExpr(expr.position)
+    if isinstance(expr, ir.AffineConstantExpr):
+        return AffineConstantExpr(expr.value)
+    for kind, mlir_kind in _BINARY_KINDS.items():
+        if isinstance(expr, getattr(ir, mlir_kind)):
+            return AffineBinaryOpExpr(kind, _affine_expr(expr.lhs), _affine_expr(expr.rhs))
+    raise ValueError(f"unknown affine expression {expr}")
+
+
+_BINARY_KINDS = {
+    AffineBinaryOpKind.Add: "AffineAddExpr",
+    AffineBinaryOpKind.Mul: "AffineMulExpr",
+    AffineBinaryOpKind.Mod: "AffineModExpr",
+    AffineBinaryOpKind.FloorDiv: "AffineFloorDivExpr",
+    AffineBinaryOpKind.CeilDiv: "AffineCeilDivExpr",
+}
 
 
 @irdl_op_definition
@@ -182,7 +285,9 @@ class VerbatimOp(IRDLOperation):
         except ScanError as err:
             parser.raise_error(f"{err} in a verbatim op", err.pos, err.pos + 1)
         parser._resume_from(end)
-        return cls(content[start:end])
+        # Without the indentation of the file it is read from: the text is what was
+        # printed (`print`), whatever the nesting (the groups' fingerprints digest it).
+        return cls("\n".join(dedent_block(content[start:end])))
 
     def print(self, printer: Printer) -> None:
         lines = dedent_block(self.text.data)
@@ -195,4 +300,4 @@ class VerbatimOp(IRDLOperation):
                 printer._print_new_line(indent=0)
 
 
-Verbatim = Dialect("verbatim", [VerbatimOp], [VerbatimAttr, VerbatimType])
+Verbatim = Dialect("verbatim", [VerbatimOp], [VerbatimAttr, VerbatimType, AffineMapText])

@@ -64,10 +64,35 @@ def load_module(args: argparse.Namespace):
     path = Path(args.module)
     if not path.is_file():
         raise DiagnosticError(f"cannot read {path}: no such file")
+    if is_text_file(path):
+        raise DiagnosticError(
+            f"{path} is text (MLIR?), not a compiled module: compile it first, "
+            f"`iree-autotune compile {path} -o {path.with_suffix('.vmfb').name}`, and run the "
+            ".vmfb"
+        )
     try:
         return load(path, device=args.device, cache=args.cache)
     except (ValueError, RuntimeError, OSError) as err:
-        raise DiagnosticError(f"cannot load {path} on {args.device}: {one_line(err)}") from None
+        raise DiagnosticError(
+            f"cannot load {path} on {args.device}: {one_line(err)} (expected a compiled module, "
+            "the .vmfb that `iree-autotune compile` writes)"
+        ) from None
+
+
+def is_text_file(path: Path) -> bool:
+    """Whether a file begins as text (UTF-8 without NUL bytes), as MLIR does and a compiled
+    module (a FlatBuffer or zip archive) does not."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 4:  # not only a character cut at the end of the block
+            return False
+    return bool(head) and b"\0" not in head
 
 
 def write_output(path: str, data: str | bytes) -> None:

@@ -210,11 +210,35 @@ def _print_explicit(tuner: Tuner, group: GroupInfo) -> None:
         variant, how = tuner.choice(group.gid, key)
         where = f"{group.qualified_name} workload {workload_text(key)}"
         if how == "none":
+            elsewhere = decided_on_other_devices(tuner, group, key)
             state = f"{reference}, the reference (not tuned: iree-autotune tune)"
+            if elsewhere:
+                state = (
+                    f"{reference}, the reference (not tuned on this device, "
+                    f"{tuner.device.driver if tuner.device else 'unknown'}; the cache holds a "
+                    f"decision made on {', '.join(elsewhere)}, which is not used here: "
+                    "iree-autotune tune on this device)"
+                )
         else:
             source = {"set": "set", "cache": "from cache", "tuned": "tuned"}[how]
             state = f"{group.variants[variant]} ({source})"
         print(f"autotune: {where}: {state}")
+
+
+def decided_on_other_devices(tuner: Tuner, group: GroupInfo, key: Key) -> list[str]:
+    """The devices (driver:name) on which the cache holds a decision for this group's
+    kernels at `key`, other than this one: decisions are per device."""
+    if tuner.cache is None:
+        return []
+    here = tuner.cache_key(group.gid, key)
+    found = []
+    for entry in tuner.cache.entries():
+        other = entry.key
+        if (other.module, other.group, other.workload) == (here.module, here.group, here.workload):
+            if other.device != here.device:
+                info = entry.device_info
+                found.append(f"{info.get('driver', '?')}:{info.get('name', '?')}")
+    return sorted(set(found))
 
 
 # --- tune -----------------------------------------------------------------------------------
@@ -300,7 +324,18 @@ def cmd_tune(args: argparse.Namespace) -> int:
         where = f"; decisions stored in {cache.path}" if stored else "; decisions not stored"
         if cache is not None and not stored:
             where += " (kept for this process only: see the warning)"
-        print(f"tuned {len(panels)} group/workload key(s) in {elapsed:.2f} s{where}")
+        cached = len(panels) - len(todo)
+        if not todo and panels:
+            print(
+                f"nothing to tune: the {len(panels)} group/workload key(s) were decided "
+                f"before, from the tuning cache{f' {cache.path}' if stored else ''}"
+            )
+        else:
+            print(
+                f"tuned {len(todo)} group/workload key(s) in {elapsed:.2f} s"
+                + (f" ({cached} more decided before, from the cache)" if cached > 0 else "")
+                + where
+            )
         if panels:
             console().print(decision_table(panels))
         for panel in panels:

@@ -648,7 +648,7 @@ def markdown(data: dict, plots: dict[str, str]) -> str:
         f"(compiler) / {machine['iree_runtime']} (runtime), xDSL {machine['xdsl']}. Target "
         f"{machine['target']}, device `{machine['device']}`. Run {machine['date']}, load "
         f"average at start {', '.join(str(x) for x in machine['load_average_at_start'])}; "
-        f"`make bench` took {machine.get('wall_s', float('nan')):.0f} s.",
+        + run_duration(machine, [c["id"] for c in data["cases"]]),
         "",
         "| case | what the ratio is | ratio | reading |",
         "|---|---|---:|---|",
@@ -688,6 +688,20 @@ def markdown(data: dict, plots: dict[str, str]) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def run_duration(machine: dict, cases: list[str]) -> str:
+    """How long the run took, and which cases it ran when it did not run them all (a run of
+    some cases merges into the results of earlier runs)."""
+    took = f"{machine.get('wall_s', float('nan')):.0f} s"
+    ran = machine.get("ran")
+    if ran is not None and sorted(ran) == sorted(cases):
+        return f"`make bench` took {took}."
+    which = f"ran {', '.join(ran)} only" if ran else "may have run some of the cases only"
+    return (
+        f"the last run {which} and took {took}; the other cases' numbers are from earlier "
+        "runs on this machine (a full `make bench` takes about 25 minutes)."
+    )
 
 
 def write_docs(data: dict, page: Path = DOCS / "benchmarks.md", folder: Path = PLOTS) -> Path:

@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     machine["wall_s"] = round(time.perf_counter() - started, 1)
+    machine["ran"] = [r.id for r in results]  # the cases of this run (others are merged in)
     machine["quick"] = args.quick
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / ("quick.json" if args.quick else "latest.json")

@@ -21,7 +21,6 @@ The variants are selected with a nested `scf.if` chain (one branch per variant, 
 from __future__ import annotations
 
 import gc
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -41,11 +40,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from autotune_dialect import flow, interop, util
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.bridge import iree_text
-from autotune_dialect.diagnostics import DiagnosticError, op_error
+from autotune_dialect.diagnostics import DiagnosticError, op_error, op_location
 from autotune_dialect.interop import attribute, op_name, symbol_name
 from autotune_dialect.ir import deep_recursion, parse_module, verify_module
 from autotune_dialect.symbols import lookup_symbol, symbol_index
@@ -62,6 +62,7 @@ from lowering.groups import (
 )
 from lowering.module_output import ModuleOutput
 from lowering.synthetic import SyntheticTuning
+from lowering.target_checks import check_buildable
 
 
 class Lowering(Exploration, SyntheticTuning, ModuleOutput):
@@ -355,12 +356,20 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
                 continue
             group = candidates[0]
             if decision["variant"] not in group.variants:
-                raise op_error(
-                    group.op,
+                problem = (
                     f"decision #{index} of {self.decisions_from} chooses "
                     f"@{decision['variant']}, which is not a variant of the group ("
                     + ", ".join(f"@{v}" for v in group.variants)
-                    + ")",
+                    + ")"
+                )
+                place = getattr(self.decisions, "place", lambda _: None)(index)
+                if place is None:
+                    raise op_error(group.op, problem)
+                group_at = op_location(group.op)
+                raise DiagnosticError(
+                    problem + (f"; the group is at {group_at}" if group_at else ""),
+                    place,
+                    self.decisions.text,
                 )
             self.static_decisions.setdefault(group.gid, []).append(decision)
         if not unmatched:
@@ -407,6 +416,7 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
         if not groups:
             return
         calls: dict[str, list[str]] = {name: list(g.variants) for name, g in groups.items()}
+        call_ops: dict[tuple[str, str], Operation] = {}  # the first call of each edge
         for op in self.module.body.ops:
             name = symbol_name(op)
             if name is None or not interop.is_function(op):
@@ -418,13 +428,18 @@ class Lowering(Exploration, SyntheticTuning, ModuleOutput):
                     callee, SymbolRefAttr
                 ):
                     callees.append(callee.root_reference.data)
+                    call_ops.setdefault((name, callee.root_reference.data), inner)
         for start, group in groups.items():
             path = _cycle_from(start, calls)
             if path is not None:
+                # At the call that closes the cycle (a group's edges to its variants are
+                # no calls).
+                closing = call_ops.get((path[-2], path[-1]), group.op)
                 raise op_error(
-                    group.op,
-                    "is called by its own variants (" + " -> ".join(f"@{n}" for n in path) + "); "
-                    "recursion through a group cannot be built by iree-compile",
+                    closing,
+                    f"calls group @{start}, which its own variants reach ("
+                    + " -> ".join(f"@{n}" for n in path)
+                    + "); recursion through a group cannot be built by iree-compile",
                 )
 
     def run(self) -> None:
@@ -519,29 +534,6 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def check_object_targets(module: ModuleOp, target: str, source: str | None = None) -> None:
-    """Fail at its location on a `hal.executable.source` that has no kernel module and
-    objects for other targets only: it cannot be built for `target` (for llvm-cpu,
-    `iree-compile` crashes on it instead of saying so)."""
-    for op in module.body.ops:
-        if op_name(op) != "hal.executable.source" or interop.kernel_modules(op):
-            continue
-        objects = attribute(op, "objects")
-        if objects is None:
-            continue
-        backends = sorted(set(_OBJECT_TARGET.findall(interop.mlir_text(objects))))
-        if backends and target not in backends:
-            raise op_error(
-                op,
-                f"has kernel objects for {', '.join(backends)} only; it cannot be compiled "
-                f"for {target}",
-                source,
-            )
-
-
-_OBJECT_TARGET = re.compile(r'#hal\.executable\.target<"([^"]+)"')
-
-
 def lower_to_iree(
     text: str,
     policy: str = "online",
@@ -551,13 +543,13 @@ def lower_to_iree(
     locations: bool = True,
 ) -> str:
     """Parse, lower and print: autotune IR in, IREE input IR out. With a `target`, also
-    check that every executable can be built for it (`check_object_targets`). With
+    check that every executable can be built for it (`lowering.target_checks`). With
     `locations` (the default) every op names its place in the input (`loc(...)`), so that
     `iree-compile` reports errors in the user's file."""
     with cyclic_gc_paused(), deep_recursion():
         module = parse_module(text, filename, keep_plain_executables=True)
         if target is not None:
-            check_object_targets(module, target, text)
+            check_buildable(module, target, text)
         base_dir = Path(filename).parent if filename != "<input>" else None
         try:
             lower_module(module, policy, cache, base_dir, verify_input=False)  # parse verified
@@ -582,7 +574,13 @@ class AutotuneToIREEPass(ModulePass):
     """Folder that relative object paths resolve against (default: the working folder)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.policy, self.cache, self.base_dir)
+        """Lower `op`. A bad option or input is xDSL's `PassFailedException` holding the
+        located message: `xdsl-opt` prints it alone with `--verify-diagnostics`, and after
+        a Python traceback without (docs/interop.md)."""
+        try:
+            lower_module(op, self.policy, self.cache, self.base_dir)
+        except DiagnosticError as err:
+            raise PassFailedException(err.render()) from None
 
 
 __all__ = ["AutotuneToIREEPass", "lower_module", "lower_to_iree"]

@@ -39,7 +39,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
 def cmd_xdsl(args: argparse.Namespace) -> int:
     text = read_source(args.input)
     module = parse_module(text, args.input)
-    _emit(args.output, xdsl_text(module))
+    _emit(args.output, xdsl_text(module, locations=True))
     return 0
 
 
@@ -98,7 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
             help="policy of groups that name none (default: online)",
         )
         p.add_argument(
-            "--cache", metavar="FILE.json", help="tuning-cache export fixing static choices"
+            "--cache",
+            metavar="FILE",
+            help="decisions fixing static choices: a tuning-cache export (JSON) or the cache "
+            "file itself",
         )
 
     lower = sub.add_parser("lower", help="lower autotune groups to IREE input IR")
@@ -121,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     comp = sub.add_parser("compile", help="lower and compile to a .vmfb")
     comp.add_argument("input", metavar="IN.mlir")
-    comp.add_argument("--target", choices=TARGETS, default="llvm-cpu")
+    comp.add_argument("--target", choices=TARGETS, default="llvm-cpu", help="default: llvm-cpu")
     comp.add_argument(
         "--arch", help="CUDA architecture (sm_80 default, sm_90, ...) or CPU name (default: host)"
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from iree.compiler.tools.binaries import find_tool
 
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
+from autotune_dialect.diagnostics import DiagnosticError, SourceLocation, shorten_literals
 from lowering.autotune_to_iree import lower_to_iree
 
 TARGETS = ("llvm-cpu", "cuda")
@@ -206,7 +206,7 @@ def check_diagnostics(log: str, lowered: str = "", context: _Context | None = No
         error.message = f"iree-compile reported an error: {error.message}"
         raise error
     if log.strip():
-        sys.stderr.write(log)
+        sys.stderr.write(shorten_literals(log))
 
 
 def failure_summary(report: str, returncode: int) -> str:
@@ -287,6 +287,7 @@ class CompilerError(DiagnosticError):
     def render(self) -> str:
         text = super().render()
         for where, note in self.notes:
+            note = shorten_literals(note)
             text += f"\n{where}: note: {note}" if where is not None else f"\nnote: {note}"
         return text
 

@@ -50,7 +50,8 @@ def test_xdsl_opt_round_trips_a_file_with_a_group(group_file, xdsl_file):
     assert '"flow.executable"() <{sym_name = "tagged"' in text
     assert "verbatim.op module {" in text
     # xdsl-opt prints back what it read, and `-t iree` prints what the project prints.
-    again = run(XDSL_OPT, "--allow-unregistered-dialect", str(xdsl_file))
+    assert f'loc("{group_file}":' in text  # each op's place in the user's file
+    again = run(XDSL_OPT, "--allow-unregistered-dialect", "--print-debuginfo", str(xdsl_file))
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == text.strip()
     as_iree = run(XDSL_OPT, "--allow-unregistered-dialect", str(xdsl_file), "-t", "iree")
@@ -186,3 +187,9 @@ def test_unexpected_failure_is_an_internal_error_without_traceback(
     assert "RuntimeError: a defect" in report.read_text() and "Traceback" in report.read_text()
     assert group_file.read_text() == before  # the input is kept as it was
     assert not (tmp_path / "out.mlir").exists()
+
+
+def test_compile_help_says_the_target_default_and_what_cache_takes():
+    shown = run(IREE_AUTOTUNE, "compile", "--help").stdout
+    assert "default: llvm-cpu" in shown
+    assert "tuning-cache export" in shown and "cache" in shown and "file itself" in shown

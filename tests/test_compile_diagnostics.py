@@ -276,3 +276,60 @@ def test_cli_refuses_unknown_architectures(args, message, tmp_path):
     assert message in result.stderr
     assert "Traceback" not in result.stderr and "exit code" not in result.stderr
     assert not out.exists()
+
+
+def test_an_embedded_object_is_never_echoed(tmp_path):
+    """A Triton module with its PTX embedded (`dense<[47, 47, ...]>`, ~100 KB on one line)
+    compiled for llvm-cpu: the error shows the line around the caret, and no literal whole."""
+    data = Path(__file__).parent / "data" / "triton"
+    ptx = (data / "vecadd.sm_80.ptx").read_bytes()
+    embedded = "data = dense<[" + ", ".join(map(str, ptx)) + f"]> : vector<{len(ptx)}xi8>"
+    path = tmp_path / "vecadd.mlir"
+    path.write_text(
+        (data / "vecadd.sm_80.mlir").read_text().replace('path = "vecadd.sm_80.ptx"', embedded)
+    )
+    out = tmp_path / "v.vmfb"
+    result = subprocess.run(
+        [IREE_AUTOTUNE, "compile", str(path), "--target", "llvm-cpu", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1 and not out.exists()
+    assert result.stderr.startswith(f"{path}:6:3: error: 'hal.executable.source' op has kernel")
+    assert len(result.stderr) < 2500, len(result.stderr)
+    line, caret = result.stderr.splitlines()[1:3]
+    assert line.endswith("...") and caret == "  ^"
+
+
+def test_long_source_lines_and_literals_are_cut_around_the_place():
+    from autotune_dialect.diagnostics import SourceLocation
+
+    line = "x" * 5000 + "@here" + "y" * 5000
+    err = DiagnosticError("bad", SourceLocation("f.mlir", 1, 5001), line)
+    shown, caret = err.render().splitlines()[1:]
+    assert shown.startswith("...") and shown.endswith("...") and len(shown) <= 1006
+    assert shown[len(caret) - 1 :].startswith("@here")
+    literal = "dense<[" + ", ".join(["47"] * 1000) + "]>"
+    assert DiagnosticError(f"op {literal} : vector<1000xi8>").render() == (
+        "error: op dense<[47, 47, 47, 47, 47, 47, 47, 47, ...]> : vector<1000xi8>"
+    )
+
+
+def test_a_dispatch_of_an_executable_the_module_lacks_is_named(tmp_path):
+    """`iree-compile` crashes on it (ConvertToHALPass); `lower` passes it through, as
+    IREE's parser does (IREE's own tests dispatch executables they do not define)."""
+    text = (
+        (EXAMPLES / "matmul_cpu.mlir")
+        .read_text()
+        .replace("flow.dispatch @matmul_kernels::@matmul", "flow.dispatch @nokernels::@matmul")
+    )
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    line = next(i for i, text_line in enumerate(text.split("\n"), 1) if "@nokernels" in text_line)
+    with pytest.raises(DiagnosticError) as info:
+        compile(text, target="llvm-cpu", filename=str(path))
+    assert info.value.render().split("\n")[0] == (
+        f"{path}:{line}:10: error: 'flow.dispatch' op dispatches @nokernels::@matmul, but the "
+        "module defines no executable @nokernels"
+    )

@@ -198,3 +198,46 @@ def test_a_block_names_the_optional_modules_it_needs():
     assert missing_modules("# needs: numpy, json\nimport numpy\n") == []
     assert missing_modules("# needs: numpy, no_such_frontend.aot\n") == ["no_such_frontend.aot"]
     assert missing_modules("import numpy  # needs: nothing here\n") == []
+
+
+def test_the_tutorial_shows_what_lowering_prints(tmp_path):
+    """Step 2's expected output is what its command prints (the generated names)."""
+    blocks = fenced_blocks(TUTORIAL.read_text())
+    step = next(i for i, (lang, code, _) in enumerate(blocks) if "grep -n" in code)
+    for lang, code, _ in blocks[:step]:
+        if lang == "sh":
+            assert run_sh(code, tmp_path, scripts_env()).returncode == 0
+    done = run_sh(blocks[step][1], tmp_path, scripts_env())
+    assert done.returncode == 0, done.stderr
+    lang, shown, _ = blocks[step + 1]
+    assert lang == "text"
+    lines = [line for line in shown.splitlines() if line != "..."]
+    assert lines and all(line in done.stdout.splitlines() for line in lines), done.stdout
+
+
+def test_the_benchmarks_page_says_which_cases_its_last_run_ran():
+    from benchmarks.report import run_duration
+
+    all_cases = ["B1", "B2", "B9"]
+    whole = run_duration({"wall_s": 1500.0, "ran": all_cases}, all_cases)
+    assert whole == "`make bench` took 1500 s."
+    part = run_duration({"wall_s": 67.6, "ran": ["B9"]}, all_cases)
+    assert part.startswith("the last run ran B9 only and took 68 s; the other cases'")
+    assert "may have run some" in run_duration({"wall_s": 67.6}, all_cases)
+
+
+def test_every_python_block_of_the_dialect_page_runs_alone(tmp_path):
+    """Each block has its own imports: a reader can copy any one of them."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    page = DOCS / "dialect.md"
+    blocks = [
+        (code, line) for lang, code, line in fenced_blocks(page.read_text()) if lang == "python"
+    ]
+    assert len(blocks) >= 3
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for code, line in blocks:
+            exec(compile(code, f"dialect.md:{line}", "exec"), {"__name__": "__docs__"})  # noqa: S102
+    finally:
+        os.chdir(cwd)

@@ -263,8 +263,22 @@ def test_run_errors_without_a_traceback(vmfbs, tmp_path):
         cli("run", tmp_path / "none.vmfb", "--input", "16xf32=0"), "none.vmfb", "no such file"
     )
     junk = tmp_path / "junk.vmfb"
-    junk.write_bytes(b"not a module at all")
-    assert_error(cli("run", junk, "--input", "16xf32=0", *DEVICE), "cannot load", "junk.vmfb")
+    junk.write_bytes(b"\x00\x07not a module at all")
+    assert_error(
+        cli("run", junk, "--input", "16xf32=0", *DEVICE),
+        "cannot load",
+        "junk.vmfb",
+        "expected a compiled module, the .vmfb that `iree-autotune compile` writes",
+    )
+    # The source instead of the compiled module: said so, and what to run instead.
+    source = tmp_path / "model.mlir"
+    source.write_text("util.func public @f() {\n  util.return\n}\n")
+    for command in ("run", "tune"):
+        assert_error(
+            cli(command, source, *DEVICE),
+            f"{source} is text (MLIR?), not a compiled module",
+            f"`iree-autotune compile {source} -o model.vmfb`",
+        )
     assert_error(
         cli("run", vmfbs["online"], "--input", "16xf32=0", "--device", "nonesuch"), "nonesuch"
     )
@@ -323,13 +337,26 @@ def test_tune_stores_and_prints_the_decision(vmfbs, tmp_path):
     assert result.stdout.startswith("tuned 1 group/workload key(s) in ")
     row = next(line for line in result.stdout.splitlines() if "tagged::add" in line)
     assert entry.variant in row and "tuned" in row
-    # Tuning again finds the decision in the cache.
+    # Tuning again finds the decision in the cache, and says so.
     again = cli("tune", vmfbs["explicit"], *DEVICE, "--cache", path)
+    assert again.stdout.startswith(
+        f"nothing to tune: the 1 group/workload key(s) were decided before, from the tuning "
+        f"cache {path}"
+    ), again.stdout
     row = next(line for line in again.stdout.splitlines() if "tagged::add" in line)
     assert entry.variant in row and "cache" in row
     assert decisions(path) == {
         (entry.key.device, entry.key.module, "tagged::add", (), entry.variant)
     }
+    # On another device the decision is not used, and the message says why.
+    other = cli(
+        "run", vmfbs["explicit"], "--input", "16xf32=0", "--device", "local-task", "--cache", path
+    )
+    assert other.returncode == 0, other.stderr
+    assert (
+        "autotune: tagged::add workload []: v0, the reference (not tuned on this device, "
+        "local-task; the cache holds a decision made on local-sync:"
+    ) in other.stdout, other.stdout
 
 
 def test_tune_without_entry_point_fails(vmfbs, tmp_path):

@@ -650,6 +650,11 @@ def test_cache_options_tell_a_cache_file_from_an_export_and_touch_neither(tmp_pa
             "decision #0 of {path} chooses @v9, which is not a variant of the group (@v0, @v1, @v2)",
         ),
         (
+            '{"group": "tagged::add", "variant": 7, "workload": []}',
+            'decision #0 has "variant": 7, a number; expected a name (a string)',
+        ),
+        ('["tagged::add", "v1"]', "decision #0 is a list; expected an object"),
+        (
             '{"group": "other::add", "variant": "v1", "workload": []}',
             "error: no decision of {path} names a group of this module: decisions #0 "
             "(other::add); the module's groups are tagged::add",
@@ -660,10 +665,32 @@ def test_static_decisions_are_checked(tmp_path, decision, message):
     source = tmp_path / "tagged.mlir"
     source.write_text(tagged_module())
     export = tmp_path / "decisions.json"
-    export.write_text('{"decisions": [' + decision + "]}")
+    whole_file = "no decision" in message  # else one decision's fault, after a good one
+    first_decision = (
+        "" if whole_file else '{"group": "tagged::add", "variant": "v1", "workload": [4]},\n  '
+    )
+    export.write_text('{"decisions": [\n  ' + first_decision + decision + "\n]}")
     run = _cli("lower", str(source), "--policy", "static", "--cache", str(export), "-o", "-")
     assert run.returncode == 1
-    assert message.format(path=export) in run.stderr.splitlines()[0]
+    lines = run.stderr.splitlines()
+    if whole_file:
+        assert message.format(path=export) in lines[0]
+    else:  # at its line of the JSON file
+        assert lines[0].startswith(
+            f"{export}:3:3: error: " + message.replace("#0", "#1").format(path=export)
+        )
+        assert lines[1:3] == ["  " + decision, "  ^"]
+    assert "Traceback" not in run.stderr
+
+
+def test_a_decision_file_that_is_not_json_is_located(tmp_path):
+    source = tmp_path / "tagged.mlir"
+    source.write_text(tagged_module())
+    export = tmp_path / "decisions.json"
+    export.write_text('{"decisions": [\n  {"group": "add", "variant": "v1",}\n]}')
+    run = _cli("lower", str(source), "--policy", "static", "--cache", str(export), "-o", "-")
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"{export}:2:36: error: not JSON: Expecting property name")
 
 
 def test_static_decisions_for_groups_the_module_lacks_are_listed(tmp_path):

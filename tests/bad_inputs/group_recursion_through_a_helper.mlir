@@ -1,4 +1,4 @@
-// expected-error: 14:3: 'autotune.group' op is called by its own variants (@f -> @f2 -> @helper -> @f)
+// expected-error: 11:10: 'util.call' op calls group @f, which its own variants reach (@f -> @f2 -> @helper -> @f)
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

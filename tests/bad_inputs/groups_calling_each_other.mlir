@@ -1,4 +1,4 @@
-// expected-error: 11:3: 'autotune.group' op is called by its own variants (@f -> @f1 -> @g -> @g1 -> @f)
+// expected-error: 8:10: 'util.call' op calls group @f, which its own variants reach (@f -> @f1 -> @g -> @g1 -> @f)
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     %0 = util.call @g(%x) : (tensor<4xf32>) -> tensor<4xf32>

@@ -9,7 +9,7 @@ module {
       %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
       flow.return %x, %y, %z : index, index, index
     }
-    autotune.group @mm variants([@mm_0, @mm_1]) {policy = "init", min_samples = 1000000}
+    autotune.group @mm variants([@mm_0, @mm_1]) {policy = "init", min_samples = 1000000, max_samples = 1000000}
     builtin.module {
       func.func @mm_0(%lhs: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8x8xf32>>, %rhs: !iree_tensor_ext.dispatch.tensor<readonly:tensor<8x8xf32>>, %out: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<8x8xf32>>) {
         return

@@ -1,4 +1,4 @@
-// expected-error: 23:78: unexpected end of input: unterminated '(' opened at {FILE}:23:50 (expected ')'); 2 more open around it
+// expected-error: 23:77: expected 'x' in dimension list (the input ends here, inside an unterminated '(' opened at {FILE}:23:50 (expected ')'); 2 more open around it)
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,0 +1,159 @@
+"""The stock `xdsl-opt` route: `iree-autotune xdsl IN.mlir -o x.mlir`, then
+`xdsl-opt --allow-unregistered-dialect x.mlir -p 'autotune-to-iree{...}' -t iree`, gives what
+`iree-autotune lower --no-locations` gives, for every program that `lower` takes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from autotune_dialect import DiagnosticError, parse_module
+from autotune_dialect.ir import xdsl_text
+from lowering import lower_to_iree
+
+BIN = Path(sys.executable).parent
+ROOT = Path(__file__).parent.parent
+CORPUS = sorted([*DATA.rglob("*.mlir"), *(ROOT / "examples").rglob("*.mlir")])
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True, check=False)
+
+
+def through_xdsl_opt(text: str, filename: str, tmp_path: Path, options: str) -> str:
+    """The module in xDSL's syntax, lowered and printed by `xdsl-opt` (in this process)."""
+    source = tmp_path / "x.mlir"
+    source.write_text(xdsl_text(parse_module(text, filename), locations=True))
+    out = tmp_path / "out.mlir"
+    xDSLOptMain(
+        args=[
+            str(source),
+            "--allow-unregistered-dialect",
+            "-p",
+            f"autotune-to-iree{{{options}}}",
+            "-t",
+            "iree",
+            "-o",
+            str(out),
+        ]
+    ).run()
+    return out.read_text()
+
+
+def test_the_rfc_example_goes_through_the_stock_xdsl_opt(tmp_path):
+    """PTX exports whose count regions use a semi-affine `affine.apply`, which xDSL's own
+    affine parser cannot read and its `affine.apply` verifier needs as an affine map."""
+    path = DATA / "semi_affine" / "rfc_ptx.mlir"
+    assert "affine_map<()[s0, s1] -> ((s0 ceildiv 8) * (s1 ceildiv 8))>" in path.read_text()
+    xdsl_file = tmp_path / "x.mlir"
+    made = run(str(BIN / "iree-autotune"), "xdsl", str(path), "-o", str(xdsl_file))
+    assert made.returncode == 0, made.stderr
+    assert (
+        '#verbatim.affine_map<"affine_map<()[s0, s1] -> (((s0 ceildiv 8)' in xdsl_file.read_text()
+    )
+    via_xdsl = run(
+        str(BIN / "xdsl-opt"),
+        "--allow-unregistered-dialect",
+        str(xdsl_file),
+        "-p",
+        f'autotune-to-iree{{policy=static base_dir="{path.parent}"}}',
+        "-t",
+        "iree",
+    )
+    assert via_xdsl.returncode == 0, via_xdsl.stderr
+    lowered = run(
+        str(BIN / "iree-autotune"), "lower", str(path), "--policy", "static", "--no-locations"
+    )
+    assert lowered.returncode == 0, lowered.stderr
+    assert via_xdsl.stdout == lowered.stdout
+    assert "#map = affine_map<()[s0, s1] -> ((s0 ceildiv 8) * (s1 ceildiv 8))>" in lowered.stdout
+
+
+@pytest.mark.parametrize("policy", ["static", "online"])
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_lower_takes_lowers_the_same_through_xdsl_opt(path, policy, tmp_path):
+    text = path.read_text()
+    try:
+        expected = lower_to_iree(text, policy=policy, filename=str(path), locations=False)
+    except DiagnosticError:
+        pytest.skip("lower refuses it (an invalid program)")
+    options = f'policy={policy} base_dir="{path.parent}"'
+    assert through_xdsl_opt(text, str(path), tmp_path, options) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A value of a type xDSL does not model (`!hal.fence`), used again.
+        """util.func public @f(%t: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %d = hal.devices.get %c0 : !hal.device
+  %f = hal.fence.create device(%d : !hal.device) flags("None") : !hal.fence
+  %r = hal.tensor.barrier join(%t : tensor<4xf32>) => %f : !hal.fence
+  %m = arith.constant -1 : i32
+  %s = hal.fence.await until([%f]) timeout_millis(%m) flags("None") : i32
+  util.return %r : tensor<4xf32>
+}""",
+        # A function type holding an encoding (IREE's Flow/IR/test/tensor_ops.mlir).
+        """#encoding = #iree_encoding.testing<>
+util.func public @encode(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32, #encoding> {
+  %0 = flow.tensor.encode %arg0 : tensor<4x4xf32> -> tensor<4x4xf32, #encoding>
+  util.return %0 : tensor<4x4xf32, #encoding>
+}""",
+        # A declaration with argument and result attributes.
+        """util.func private @imported(%arg0: tensor<4xf32> {iree.abi.name = "x"}) -> (tensor<4xf32> {iree.abi.name = "y"})""",
+        # Semi-affine maps other than a product of quotients.
+        """util.func public @f(%a: index, %b: index) -> (index, index) {
+  %0 = affine.apply affine_map<()[s0] -> ((s0 * s0) * 4)>()[%a]
+  %1 = affine.apply affine_map<(d0)[s0] -> (d0 mod s0 - 1)>(%a)[%b]
+  %2 = affine.apply affine_map<(d0)[s0] -> (d0 floordiv s0 + d0 ceildiv s0)>(%a)[%b]
+  %3 = arith.addi %1, %2 : index
+  util.return %0, %3 : index, index
+}""",
+    ],
+    ids=["fence", "encoding", "declaration", "semi-affine"],
+)
+def test_forms_xdsl_reads_otherwise(text, tmp_path):
+    expected = lower_to_iree(text, filename="t.mlir", locations=False)
+    assert through_xdsl_opt(text, "t.mlir", tmp_path, "policy=static") == expected
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ("policy=fast", 'error: unknown policy "fast"; expected one of online, explicit'),
+        (
+            "policy=online",
+            "rfc_ptx.mlir:6:3: error: 'hal.executable.source' op cannot read object file \"../cuda/vecadd.ptx\" of @exe",
+        ),
+    ],
+    ids=["bad-option", "missing-ptx"],
+)
+def test_pass_errors_are_xdsl_diagnostics(options, message, tmp_path):
+    """xDSL prints a diagnostic alone with `--verify-diagnostics` (and exits 0: the flag is
+    for tests of diagnostics); without it, `xdsl-opt` shows every exception's traceback,
+    whose last line is the located message."""
+    xdsl_file = tmp_path / "x.mlir"  # not beside the PTX file: the relative path is missing
+    made = run(
+        str(BIN / "iree-autotune"),
+        "xdsl",
+        str(DATA / "semi_affine" / "rfc_ptx.mlir"),
+        "-o",
+        str(xdsl_file),
+    )
+    assert made.returncode == 0, made.stderr
+    args = [str(BIN / "xdsl-opt"), "--allow-unregistered-dialect", str(xdsl_file), "-t", "iree"]
+    args += ["-p", f"autotune-to-iree{{{options}}}"]
+    plain = run(*args)
+    assert plain.returncode == 1
+    last = plain.stderr.strip().splitlines()[-1]
+    assert last.startswith("xdsl.utils.exceptions.PassFailedException: ")
+    assert message in last
+    diagnostic = run(*args, "--verify-diagnostics")
+    assert diagnostic.returncode == 0 and "Traceback" not in diagnostic.stdout + diagnostic.stderr
+    assert message in diagnostic.stdout.strip().splitlines()[0]
