@@ -11,7 +11,6 @@ machine's noise: the lowering is what these tests check, on every dispatch of th
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,17 +19,9 @@ from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import benchmark_dispatch, compile_candidate, type_tolerance
 from autotune_model.pipeline import input_type_flags
 from autotune_runtime.session import load
+from benchmarks.models import CORPUS, REAL
 from lowering.driver import compile_lowered
 
-MODELS = Path(__file__).parent / "data" / "models"
-NAMES = [
-    "bert_flax",
-    "vit_flax",
-    "vit_bf16_flax",
-    "gpt2_onnx",
-    "squeezenet_onnx",
-    "mobilenet_turbine",
-]
 ENTRY = {"gpt2_onnx": "main_graph", "squeezenet_onnx": "main_graph"}
 
 
@@ -68,12 +59,12 @@ def _stock_outputs(text: str, function: str, args) -> list[np.ndarray]:
     return [np.asarray(r) for r in (result if isinstance(result, tuple) else [result])]
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", REAL)
 def test_a_real_model_tuned_under_every_policy_gives_the_stock_results(name, compile_once):
     from autotune_model.measure import function_inputs, model_function
     from autotune_model.pipeline import flow_phase
 
-    text = (MODELS / f"{name}.mlir").read_text()
+    text = (CORPUS / f"{name}.mlir").read_text()
     path = f"tests/data/models/{name}.mlir"
     from autotune_dialect import parse_module
 
