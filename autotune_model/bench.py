@@ -140,19 +140,16 @@ def bench_module(
     workload = [constant(w) for w in dispatch.workload]
     result_dims = [constant(d) for d in dispatch.result_dims]
     argument_dims = [constant(d) for dims in arg_dims for d in dims]
-    copies: list[list[SSAValue]] = []  # each copy's results, as they are returned
+    previous: list[SSAValue] = []  # the previous copy's results
     for _ in range(repeat):
         # A barrier per copy: identical dispatches on identical operands would be merged.
         # The previous copy's results go through it too, so that the copies run one after
-        # the other (as a model's dispatches do), not side by side; what comes out of the
-        # barrier is what is returned (a barrier result that nothing uses kept its buffer
-        # alive after the call: 3 results' worth per call, without end).
-        previous = copies[-1] if copies else []
+        # the other (as a model's dispatches do), not side by side. Only the last copy's
+        # results are returned: returning every copy's kept the buffers of all but one
+        # alive after each call (3 results' worth per call, without end).
         barrier = util.OptimizationBarrierOp([*block.args, *previous])
         block.add_op(barrier)
         fresh = barrier.results[: len(block.args)]
-        if copies:
-            copies[-1] = list(barrier.results[len(block.args) :])
         mapping: dict[SSAValue, SSAValue] = {**scalars, **dict(zip(tensors, fresh, strict=True))}
         call = DispatchOp(
             entry,
@@ -164,8 +161,8 @@ def bench_module(
             dispatch.tied_operand_indices(),
         )
         block.add_op(call)
-        copies.append(list(call.results))
-    results = copies[-1]
+        previous = list(call.results)
+    results = previous
     block.add_op(util.ReturnOp(results))
     function = util.FuncOp(
         BENCH_FUNCTION,
@@ -322,7 +319,7 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
             module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
             context = rt.SystemContext(vm_modules=[module], config=config)
             function = context.modules[module.name][BENCH_FUNCTION]
-            results[index].outputs = _outputs(function(*inputs))
+            results[index].outputs = host_outputs(function(*inputs))
             for _ in range(job.warmup):
                 function(*inputs)
             functions[index] = function
@@ -352,8 +349,9 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
     return results
 
 
-def _outputs(values) -> list[np.ndarray]:
-    values = values if isinstance(values, tuple) else (values,)
+def host_outputs(values) -> list[np.ndarray]:
+    """A call's results as numpy arrays that own their data."""
+    values = values if isinstance(values, tuple | list) else (values,)
     return [
         np.array(v.to_host(), copy=True) if hasattr(v, "to_host") else np.asarray(v) for v in values
     ]

@@ -9,7 +9,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
@@ -17,7 +16,7 @@ from autotune_dialect import interop
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
-from autotune_model.bench import Operand, agree, numpy_dtype
+from autotune_model.bench import Operand, agree, host_outputs, numpy_dtype
 from autotune_model.report import ModelTiming
 
 ASYNC_ABI = '"coarse-fences"'
@@ -195,11 +194,6 @@ def function_inputs(function: ModelFunction, shapes: Sequence[InputShape] | None
     return operands
 
 
-def _outputs(result) -> list[np.ndarray]:
-    results = result if isinstance(result, tuple | list) else [result]
-    return [np.asarray(r) for r in results]
-
-
 def check_model(
     stock_vmfb: bytes,
     tuned_vmfb: bytes,
@@ -223,15 +217,14 @@ def check_model(
     config = rt.Config(device)
     stock_module = rt.VmModule.copy_buffer(config.vm_instance, stock_vmfb)
     stock_context = rt.SystemContext(vm_modules=[stock_module], config=config)
-    expected = _outputs(stock_context.modules[stock_module.name][function](*host_args))
-    expected = [e.copy() for e in expected]
+    expected = host_outputs(stock_context.modules[stock_module.name][function](*host_args))
     del stock_context, stock_module
     try:
         with load(tuned_vmfb, device=device, cache=False) as tuned:
             run = tuned.function(function)
             done = 0
             while True:
-                got = _outputs(run(*host_args))
+                got = host_outputs(run(*host_args))
                 done += 1
                 if not agree(got, expected, tolerance):
                     return f"call {done} gave other results than the stock build"
