@@ -55,18 +55,32 @@ def add_group(container: Operation, group: GroupOp) -> GroupOp:
     return group
 
 
-def root_op(function: ir.Operation) -> ir.Operation | None:
-    """The op a kernel is built around: the first contraction, convolution or reduction,
-    else the last linalg op."""
-    candidates: list[ir.Operation] = []
+ROOT_MARK = "autotune.root"
+"""A unit attribute on the op of a kernel that IREE configures, where it is not the one
+`root_op` would take by its kind (e.g. the last reduction of a softmax)."""
+
+
+def linalg_ops(function: ir.Operation) -> list[ir.Operation]:
+    """The linalg (and IREE's linalg_ext) ops of a kernel that can be configured."""
+    found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         name = op.name
         if name.startswith(("linalg.", "iree_linalg_ext.")) and name not in _NOT_ROOTS:
-            candidates.append(op)
+            found.append(op)
         return ir.WalkResult.ADVANCE
 
     function.walk(visit)
+    return found
+
+
+def root_op(function: ir.Operation) -> ir.Operation | None:
+    """The op a kernel is built around: the one marked `ROOT_MARK`, else the first
+    contraction, convolution or reduction, else the last linalg op."""
+    candidates = linalg_ops(function)
+    marked = [op for op in candidates if ROOT_MARK in op.attributes]
+    if marked:
+        return marked[0]
     for op in candidates:
         name = op.name
         iterators = (

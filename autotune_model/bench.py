@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import ml_dtypes
 import numpy as np
@@ -30,6 +30,7 @@ from autotune_dialect.interop import op_name
 from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.variants import root_op
 from autotune_model.candidates import Candidate
+from autotune_model.flow_builds import TO_FLOW, kernels_as_given
 from lowering.driver import failure_summary, first_error, run_iree_compile
 
 BENCH_FUNCTION = "bench"
@@ -197,6 +198,18 @@ def _kernel_root(module: ir.Module, kernel: str) -> ir.Operation:
     if root is None:
         raise ValueError(f"@{kernel} has no linalg op to give a compilation_info")
     return root
+
+
+def at_flow_phase(bench: BenchModule, flags: Sequence[str]) -> BenchModule | str:
+    """The bench module at IREE's flow phase with its kernel as given (`flow_builds`), or
+    why it does not build; candidates are built from there."""
+    code, flow, log = run_iree_compile(bench.text, [*flags, *TO_FLOW])
+    if code != 0 or first_error(log) is not None:
+        return f"its bench module does not build: {first_error(log) or failure_summary(log, code)}"
+    text, renamed = kernels_as_given(flow.decode(), bench.text)
+    if bench.kernel not in renamed:
+        return "IREE changed its kernel's signature at the flow phase"
+    return replace(bench, text=text, kernel=renamed[bench.kernel])
 
 
 def root_loop_count(bench: BenchModule) -> int | None:

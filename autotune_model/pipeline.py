@@ -36,6 +36,7 @@ from autotune_model.bench import (
     CompileJob,
     Measured,
     agree,
+    at_flow_phase,
     bench_module,
     benchmark_dispatch,
     compile_candidate,
@@ -43,6 +44,7 @@ from autotune_model.bench import (
 )
 from autotune_model.candidates import Candidate, candidates, combined, loop_count, tile_lists
 from autotune_model.executors import Executor, LocalExecutor
+from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
 from autotune_model.measure import (
     InputShape,
     ModelFunction,
@@ -62,6 +64,7 @@ from autotune_model.report import (
     DispatchResult,
     TuneReport,
 )
+from autotune_model.root_forms import configured_forms
 from autotune_model.sizes import host_values
 from lowering.autotune_to_iree import lower_module
 from lowering.decisions import load_decisions
@@ -247,6 +250,8 @@ def _tunables(
             )
             continue
         bench = bench_module(module, dispatch, values)
+        if not isinstance(bench, str):
+            bench = at_flow_phase(bench, target_flags(options.target, options.arch))
         if isinstance(bench, str):
             report.skipped[export] = bench
             continue
@@ -254,8 +259,8 @@ def _tunables(
         if loops is not None and tiled is not None and loops != tiled:
             report.skipped[export] = (
                 f"IREE configures another form of its root op than the flow phase has "
-                f"({tiled} loops against {loops}: a unit dimension, such as a batch of 1, "
-                "folded away), and tile sizes for one form do not fit the other; not tuned"
+                f"({tiled} loops against {loops}), and tile sizes for one form do not fit "
+                "the other; not tuned"
             )
             continue
         generated = candidates(config, options.candidates)
@@ -304,6 +309,11 @@ def tune_model(
     check_generated_code(options.target, options.arch)
     flow = flow_phase(model, options.target, options.arch, filename)
     configs = default_configs(flow, options.target, options.arch)
+    flow, unformed = configured_forms(
+        flow, configs, [e for e, config in configs.items() if worth_tuning(config)]
+    )
+    for export, why in unformed.items():
+        report.skipped[export] = f"{why}; not tuned"
     module = parse_module(flow, f"{filename} (flow phase)")
     function = model_function(module, options.function)
     function_name = function.name
@@ -312,7 +322,7 @@ def tune_model(
     tunables = _tunables(module, function, configs, values, options, report)
     lap("analyse")
 
-    flags = tuple(target_flags(options.target, options.arch))
+    flags = (*target_flags(options.target, options.arch), *FROM_FLOW)
     device = DEVICES[options.target]
     benchmarked = device_available(device)
     round_one = [(t, c) for t in tunables for c in t.candidates]
@@ -515,7 +525,9 @@ def _build(
         _make_group(module, sites[tunable.export], tunable, policy, decisions)
     lower_module(module, policy, options.cache if options.freeze else None)
     lowered = print_module(module, locations=True)
-    return compile_lowered(lowered, options.target, options.arch), lowered
+    flow_phase_text = compile_lowered(lowered, options.target, options.arch, extra_args=TO_FLOW)
+    built, _ = kernels_as_given(flow_phase_text.decode(), lowered)
+    return compile_lowered(built, options.target, options.arch, extra_args=FROM_FLOW), lowered
 
 
 def _judge(

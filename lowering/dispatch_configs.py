@@ -26,6 +26,22 @@ _CACHE_PARALLEL = re.compile(r"cache_parallel = \[[^\]]*\](, )?")
 
 
 @dataclass(frozen=True)
+class RootForm:
+    """The root op as IREE configures it: its loops and the types of its operands (the
+    kernel's own op may differ, e.g. with a unit dimension folded away)."""
+
+    op_name: str
+    indexing_maps: str
+    iterator_types: str
+    operand_types: tuple[str, ...]
+    result_count: int
+
+    @property
+    def loop_count(self) -> int:
+        return self.iterator_types.count("#linalg.iterator_type<")
+
+
+@dataclass(frozen=True)
 class DispatchConfig:
     """IREE's choice for one export: its root op and the configs of both levels."""
 
@@ -33,6 +49,7 @@ class DispatchConfig:
     root_op: str
     lowering_config: str
     translation_info: str
+    root_form: RootForm | None = None
 
     @property
     def distribution(self) -> list[int]:
@@ -73,11 +90,15 @@ def default_configs(
 
         def visit(op: ir.Operation) -> ir.WalkResult:
             if op.name == "func.func" and "translation_info" in op.attributes:
-                found = _root_config(op)
-                if found is not None:
+                root = _configured_root(op)
+                if root is not None:
                     name = ir.StringAttr(op.attributes["sym_name"]).value
                     configs[name] = DispatchConfig(
-                        name, found[0], found[1], str(op.attributes["translation_info"])
+                        name,
+                        root.name,
+                        str(root.attributes["lowering_config"]),
+                        str(op.attributes["translation_info"]),
+                        _root_form(root),
                     )
                 return ir.WalkResult.SKIP
             return ir.WalkResult.ADVANCE
@@ -86,18 +107,32 @@ def default_configs(
     return configs
 
 
-def _root_config(function: ir.Operation) -> tuple[str, str] | None:
-    found: list[tuple[str, str]] = []
+def _configured_root(function: ir.Operation) -> ir.Operation | None:
+    found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if "lowering_config" in op.attributes:
             config = str(op.attributes["lowering_config"])
             if "distribution = [" in config or "workgroup = [" in config:  # CPU, GPU
-                found.append((op.name, config))
+                found.append(op)
+                return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
 
     function.walk(visit)
     return found[0] if found else None
+
+
+def _root_form(root: ir.Operation) -> RootForm | None:
+    """The form of a configured linalg op with loops (None: another kind of op)."""
+    if "indexing_maps" not in root.attributes or "iterator_types" not in root.attributes:
+        return None
+    return RootForm(
+        root.name,
+        str(root.attributes["indexing_maps"]),
+        str(root.attributes["iterator_types"]),
+        tuple(str(v.type) for v in root.operands),
+        len(root.results),
+    )
 
 
 def distribution_variants(config: DispatchConfig, count: int = 2) -> dict[str, str]:

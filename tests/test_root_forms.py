@@ -1,0 +1,143 @@
+"""The op IREE configures, in the form IREE configures it: a convolution at batch 1 (its
+unit dimension folded at the flow phase, expanded again by IREE's code generation) and a
+softmax (decomposed by IREE's code generation) are tuned, and the tiles of the candidate
+kept are the ones IREE builds the module with."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from autotune_model import TuneOptions, tune_model
+from autotune_model.bench import BenchmarkJob, BenchModule, Measured, root_loop_count
+from autotune_model.candidates import candidates, tile_lists
+from autotune_model.executors import SerialExecutor
+from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
+from autotune_model.pipeline import flow_phase
+from autotune_model.root_forms import configured_forms, unit_expansion
+from autotune_runtime.session import load
+from lowering.dispatch_configs import default_configs
+from lowering.driver import run_iree_compile, target_flags
+
+FROZEN = TuneOptions(candidates=3, top_k=1, time_model=False, combine=False, freeze=True)
+
+DEPTHWISE = """func.func @depthwise(%x: tensor<1x18x18x32xf32>, %w: tensor<3x3x32xf32>) -> tensor<1x16x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x16x16x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  %y = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x18x18x32xf32>, tensor<3x3x32xf32>) outs(%acc : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  return %y : tensor<1x16x16x32xf32>
+}
+"""
+
+SOFTMAX = """func.func @softmax(%x: tensor<4x64x128xf32>) -> tensor<4x64x128xf32> {
+  %empty = tensor.empty() : tensor<4x64x128xf32>
+  %y = linalg.softmax dimension(2) ins(%x : tensor<4x64x128xf32>) outs(%empty : tensor<4x64x128xf32>) -> tensor<4x64x128xf32>
+  return %y : tensor<4x64x128xf32>
+}
+"""
+
+
+def favour_changes(job: BenchmarkJob) -> list[Measured]:
+    """Times that do not depend on the machine: the first candidate after IREE's is the
+    fastest, IREE's own the slowest; outputs all agree."""
+    return [
+        Measured(job.dispatch, candidate, [1000 if candidate.is_default else 500 + 10 * i], [])
+        for i, (candidate, _) in enumerate(job.candidates)
+    ]
+
+
+def built_tiles(lowered: str, kernel: str) -> list[int]:
+    """The distribution tiles IREE configures for `kernel` when it builds the tuned module
+    as `tune_model` does (to the flow phase, kernels as given, from the flow phase)."""
+    flags = target_flags("llvm-cpu", None)
+    code, at_flow, log = run_iree_compile(lowered, [*flags, *TO_FLOW])
+    assert code == 0, log
+    built, _ = kernels_as_given(at_flow.decode(), lowered)
+    code, configured, log = run_iree_compile(
+        built, [*flags, *FROM_FLOW, "--compile-to=executable-configurations"]
+    )
+    assert code == 0, log
+    function = configured.decode().split(f"func.func @{kernel}", 1)[1]
+    return tile_lists(function.split("lowering_config = ", 1)[1].split(">", 1)[0])["distribution"]
+
+
+def tune_and_check_tiles(model: str):
+    """Tune `model` (one dispatch) with a candidate sure to win, and check that IREE builds
+    the kept candidate with its tiles, not its own."""
+    flow = flow_phase(model, "llvm-cpu", None, "model.mlir")
+    (config,) = default_configs(flow).values()
+    tuned = tune_model(model, FROZEN, executor=SerialExecutor(), benchmark_job=favour_changes)
+    assert tuned.report.skipped == {}
+    (dispatch,) = tuned.report.dispatches
+    (kept,) = dispatch.kept
+    wanted = next(c for c in candidates(config, FROZEN.candidates) if c.name == kept)
+    tiles = built_tiles(tuned.lowered, f"{dispatch.export}__{kept}")
+    assert tiles == tile_lists(wanted.compilation_info)["distribution"]
+    assert tiles != tile_lists(config.lowering_config)["distribution"]
+    return config, flow, tuned
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "groups"),
+    [
+        ((16, 34, 34), (1, 16, 34, 34), [[0, 1], [2], [3]]),
+        ((16, 32), (16, 32, 1), [[0], [1, 2]]),
+        ((1, 8), (1, 1, 8), [[0], [1, 2]]),
+        ((16, 34), (16, 35), None),
+        ((16, 34), (34, 16, 1), None),
+        ((4, 4), (4,), None),
+    ],
+)
+def test_unit_expansion_inserts_only_unit_dimensions(source, target, groups):
+    assert unit_expansion(source, target) == groups
+
+
+def test_a_batch_of_1_convolution_is_tuned_in_the_form_iree_configures():
+    """The flow phase folds the batch of 1 (5 loops); IREE configures the op with it (6)."""
+    config, flow, tuned = tune_and_check_tiles(DEPTHWISE)
+
+    def loops(text: str) -> int | None:
+        return root_loop_count(BenchModule(text, config.export, (), 1))
+
+    assert (loops(flow), config.root_form.loop_count) == (5, 6)
+    reformed, refused = configured_forms(flow, {config.export: config}, [config.export])
+    assert (loops(reformed), refused) == (6, {})
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 18, 18, 32)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 32)).astype(np.float32)
+    want = sum(x[:, i : i + 16, j : j + 16, :] * w[i, j] for i in range(3) for j in range(3))
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        got = module.function("depthwise")(x, w)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+
+
+def test_a_softmax_is_tuned_at_the_op_iree_configures_after_decomposing_it():
+    """IREE decomposes `linalg.softmax` and configures one of the ops it makes: the kernel
+    is decomposed the same way and that op is its root."""
+    config, flow, tuned = tune_and_check_tiles(SOFTMAX)
+    assert "linalg.softmax" in flow
+    assert "autotune.root" in tuned.lowered
+
+    x = np.random.default_rng(7).standard_normal((4, 64, 128)).astype(np.float32)
+    e = np.exp(x - x.max(axis=2, keepdims=True))
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        got = module.function("softmax")(x)
+    np.testing.assert_allclose(got, e / e.sum(axis=2, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_a_kernel_whose_configured_op_is_not_found_is_skipped_with_the_reason():
+    flow = flow_phase(DEPTHWISE, "llvm-cpu", None, "model.mlir")
+    (config,) = default_configs(flow).values()
+    other = replace(config.root_form, operand_types=("tensor<7x7xf32>",) * 3)
+    _, refused = configured_forms(
+        flow, {config.export: replace(config, root_form=other)}, [config.export]
+    )
+    assert refused[config.export].startswith(
+        "IREE configures a linalg.generic over tensor<7x7xf32>, tensor<7x7xf32>, "
+        "tensor<7x7xf32> that its code generation makes from the kernel's linalg.generic"
+    )
