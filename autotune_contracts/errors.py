@@ -1,12 +1,10 @@
-"""MLIR-style diagnostics: `file:line:col: error: message`, with the source line."""
+"""The project's user-facing error: `file:line:col: error: message`, with the source line
+(every layer raises it; the command line prints it)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from xdsl.dialects.builtin import FileLineColLoc, NameLoc, UnregisteredOp
-from xdsl.ir import Operation
 
 
 @dataclass(frozen=True)
@@ -77,22 +75,3 @@ def source_window(line: str, column: int) -> tuple[str, int]:
     end = start + SOURCE_WIDTH
     shown = ("..." if start else "") + line[start:end] + ("..." if end < len(line) else "")
     return shown, column - 1 - start + (3 if start else 0)
-
-
-def op_location(op: Operation) -> SourceLocation | None:
-    """Where an op was parsed, from its `FileLineColLoc` (or its nearest ancestor's)."""
-    current: Operation | None = op
-    while current is not None:
-        loc = current.location
-        while isinstance(loc, NameLoc):
-            loc = loc.location
-        if isinstance(loc, FileLineColLoc):
-            return SourceLocation(loc.filename.data, loc.line.data, loc.column.data)
-        current = current.parent_op()
-    return None
-
-
-def op_error(op: Operation, message: str, source: str | None = None) -> DiagnosticError:
-    """An error about `op`, phrased as MLIR does: `'name' op message`."""
-    name = op.op_name.data if isinstance(op, UnregisteredOp) else op.name
-    return DiagnosticError(f"'{name}' op {message}", op_location(op), source)

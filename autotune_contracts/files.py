@@ -1,4 +1,5 @@
-"""Output files written whole or not at all, with the permissions of any new file."""
+"""Files of the command lines: text inputs read with located errors, outputs written whole
+or not at all with the permissions of any new file."""
 
 from __future__ import annotations
 
@@ -7,6 +8,24 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+
+from autotune_contracts.errors import DiagnosticError, SourceLocation
+
+
+def read_source(path: str) -> str:
+    """A text input file; not UTF-8 is an error located at the first bad byte."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise DiagnosticError(f"cannot read {path}: {err.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        # Located at the first byte that is not UTF-8, like any other input error.
+        before = data[: err.start].decode("utf-8")
+        where = SourceLocation.from_offset(path, before, len(before))
+        message = f"{path} is not UTF-8 text (invalid byte 0x{data[err.start]:02x})"
+        raise DiagnosticError(message, where, data.decode("utf-8", "replace")) from None
 
 
 @contextlib.contextmanager
@@ -40,9 +59,13 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
 
 
 def write_atomically(path: str | Path, data: str | bytes) -> None:
-    """Write `data` (text as UTF-8) to `path` through `atomic_output`."""
-    with atomic_output(path) as tmp:
-        if isinstance(data, bytes):
-            tmp.write_bytes(data)
-        else:
-            tmp.write_text(data, encoding="utf-8")
+    """Write `data` (text as UTF-8) to `path` through `atomic_output`; a failure is a
+    `DiagnosticError` naming the file, and leaves no partial output."""
+    try:
+        with atomic_output(path) as tmp:
+            if isinstance(data, bytes):
+                tmp.write_bytes(data)
+            else:
+                tmp.write_text(data, encoding="utf-8")
+    except OSError as err:
+        raise DiagnosticError(f"cannot write {path}: {err.strerror or err}") from None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autotune_runtime.files import atomic_output
+from autotune_contracts.files import atomic_output
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table

@@ -171,7 +171,7 @@ def test_console_scripts_are_installed():
 def test_unexpected_failure_is_an_internal_error_without_traceback(
     group_file, tmp_path, monkeypatch, capsys
 ):
-    import lowering.cli as cli
+    import autotune_cli.main as cli
 
     def broken(*args, **kwargs):
         raise RuntimeError("a defect")
