@@ -94,10 +94,6 @@ def is_text_file(path: Path) -> bool:
     return bool(head) and b"\0" not in head
 
 
-def workload_text(values) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
-
-
 def console():
     """A console for tables on standard output (wide enough when it is not a terminal)."""
     from rich.console import Console

@@ -97,6 +97,7 @@ class Panel:
 
 
 def workload_text(workload: Iterable[int]) -> str:
+    """A workload as the commands print it: `[128, 256]`."""
     return "[" + ", ".join(str(w) for w in workload) + "]"
 
 

@@ -17,8 +17,8 @@ from autotune_runtime.cli_common import (
     command,
     console,
     load_module,
-    workload_text,
 )
+from autotune_runtime.report import workload_text
 from autotune_runtime.tuner import GroupInfo, Key, Tuner
 from autotune_runtime.values import (
     Input,
