@@ -225,3 +225,14 @@ def test_running_a_module_loads_neither_xdsl_nor_the_compiler():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_of_the_dialect_definitions_only_the_kept_text_uses_iree():
+    names = [name for name, _ in LAYERS]
+    users = {
+        module
+        for module, path in module_files().items()
+        if names[layer_of(module)] == "dialect"
+        and any(name.startswith("iree.compiler") for name in external_imports(path))
+    }
+    assert users == {"autotune_dialect.iree_ir", "autotune_dialect.verbatim"}
