@@ -6,8 +6,8 @@ docs/interop.md), `xdsl_text` for xDSL's syntax, `GroupOp` to build groups (and
 context that reads the project's xDSL text.
 """
 
+from autotune_contracts.errors import DiagnosticError, SourceLocation
 from autotune_dialect.autotune import POLICIES, GroupOp
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.ir import make_context, parse_module, print_module, verify_module, xdsl_text
 from autotune_dialect.notebook import register_if_interactive
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BoolAttr,
     FloatAttr,
     FunctionType,
     IntegerAttr,
@@ -32,7 +33,14 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation
-from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, traits_def
+from xdsl.irdl import (
+    ConstraintContext,
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    traits_def,
+)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import SymbolOpInterface
@@ -104,7 +112,7 @@ class GroupOp(IRDLOperation):
     tolerance = opt_prop_def(FloatAttr)
     tie_band = opt_prop_def(FloatAttr)
     workloads = opt_prop_def(ArrayAttr)
-    warm_start = opt_prop_def(IntegerAttr)
+    warm_start = opt_prop_def(BoolAttr)
 
     traits = traits_def(SymbolOpInterface())
 
@@ -279,9 +287,6 @@ class GroupOp(IRDLOperation):
         if confidence is not None and not 0.0 < confidence < 1.0:
             raise VerifyException("confidence must be between 0 and 1 (exclusive)")
         _verify_stop_rule({k: v for k, v in values.items() if v is not None})
-        warm = self.properties.get("warm_start")
-        if warm is not None and not (isinstance(warm, IntegerAttr) and warm.type == i1):
-            raise VerifyException("warm_start must be true or false")
         tolerance = self.float_param("tolerance")
         if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0.0):
             raise VerifyException("tolerance must be a finite number >= 0")
@@ -509,10 +514,7 @@ class GroupOp(IRDLOperation):
                     f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}",
                     key,
                 )
-            want = _EXPECTED_KINDS[key]
-            if key == "warm_start" and not (isinstance(value, IntegerAttr) and value.type == i1):
-                raise GroupAttributeError("group attribute 'warm_start' expects true or false", key)
-            if want is FloatAttr and isinstance(value, IntegerAttr):
+            if key in _FLOAT_PARAMS and isinstance(value, IntegerAttr):
                 if value.type != i64:  # typed, so meant as an integer (`1 : i32`)
                     raise GroupAttributeError(
                         f"group attribute '{key}' expects a float (e.g. 0.95), but "
@@ -520,8 +522,8 @@ class GroupOp(IRDLOperation):
                         key,
                     )
                 params[key] = FloatAttr(float(value.value.data), f64)  # `10`: the number
-            elif not isinstance(value, want):
-                raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[want]}", key)
+            elif not _fits(key, value):
+                raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[key]}", key)
         op = cls(name.data, [])
         op.properties["variants"] = variants
         op.properties.update(params)
@@ -560,23 +562,24 @@ class GroupOp(IRDLOperation):
         return f"```mlir\n{str(self).rstrip()}\n```"
 
 
-_EXPECTED_KINDS: dict[str, type[Attribute]] = {
-    "policy": StringAttr,
-    "choice": SymbolRefAttr,
-    "reference": SymbolRefAttr,
-    "workloads": ArrayAttr,
-    "warm_start": IntegerAttr,
-    **{k: IntegerAttr for k in _INT_PARAMS},
-    **{k: FloatAttr for k in _FLOAT_PARAMS},
+_DESCRIBE: dict[str, str] = {
+    "policy": 'a string (e.g. "online")',
+    **{k: "a variant symbol (e.g. @v1)" for k in _SYMBOL_PARAMS},
+    "workloads": "a list of lists of integers (e.g. [[128, 128]])",
+    "warm_start": "true or false",
+    **{k: "an integer" for k in _INT_PARAMS},
+    **{k: "a number" for k in _FLOAT_PARAMS},
 }
+"""What each group parameter expects, as messages say it."""
 
-_DESCRIBE: dict[type[Attribute], str] = {
-    StringAttr: 'a string (e.g. "online")',
-    SymbolRefAttr: "a variant symbol (e.g. @v1)",
-    ArrayAttr: "a list of lists of integers (e.g. [[128, 128]])",
-    IntegerAttr: "an integer",
-    FloatAttr: "a number",
-}
+
+def _fits(key: str, value: Attribute) -> bool:
+    """Whether `value` meets the definition of the group's property `key`."""
+    try:
+        GroupOp.get_irdl_definition().properties[key].constr.verify(value, ConstraintContext())
+    except VerifyException:
+        return False
+    return True
 
 
 Autotune = Dialect("autotune", [GroupOp], [])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
+from autotune_contracts.errors import DiagnosticError, SourceLocation
 
 _TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|[()\[\]{}]')
 _CLOSER = {"(": ")", "[": "]", "{": "}"}

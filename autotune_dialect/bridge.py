@@ -19,33 +19,20 @@ from iree.compiler import ir
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
+from autotune_contracts.errors import DiagnosticError, SourceLocation
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.brackets import unbalanced
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
 from autotune_dialect.generic_text import generic_text
 from autotune_dialect.group_syntax import OffsetMap, mlir_string, to_custom, to_generic_with_offsets
-from autotune_dialect.importer import (
+from autotune_dialect.importer import Importer, IreeInput
+from autotune_dialect.iree_ir import (
     STDIN_NAME,
-    Importer,
-    IreeInput,
+    iree_context,
     mlir_location,
     renamed_locations,
+    repair_iree_print,
 )
-from autotune_dialect.mlir_text import repair_iree_print
 from autotune_dialect.verbatim import VerbatimOp
-
-
-def iree_context() -> ir.Context:
-    """A context with IREE's dialects that accepts the autotune ops (IREE knows nothing of
-    them; the import refuses any other unknown op).
-
-    Single-threaded: an error that IREE's verifier reports from a worker thread waits for
-    the Python diagnostic handler, which waits for the thread that holds the interpreter
-    lock (the parsing one): a deadlock, seen on an undefined `fallback` entry point."""
-    context = ir.Context()
-    context.allow_unregistered_dialects = True
-    context.enable_multithreading(False)
-    return context
 
 
 class _Places:
@@ -339,7 +326,6 @@ def _custom_group_text(group: GroupOp) -> str:
 __all__ = [
     "diagnostic",
     "generic_text",
-    "iree_context",
     "iree_text",
     "mlir_string",
     "parse_iree",

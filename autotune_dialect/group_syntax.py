@@ -22,7 +22,7 @@ import bisect
 import re
 from collections.abc import Sequence
 
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
+from autotune_contracts.errors import DiagnosticError, SourceLocation
 
 KEYWORD = "autotune.group"
 CALL_OF_GROUP = "autotune.call"

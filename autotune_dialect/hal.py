@@ -70,7 +70,6 @@ def parse_no_flags(parser: Parser) -> None:
     parser.parse_punctuation(")")
 
 
-@trailing_attributes
 @lenient
 @irdl_op_definition
 class DevicesGetOp(IRDLOperation):
@@ -81,20 +80,10 @@ class DevicesGetOp(IRDLOperation):
     index = operand_def(IndexType)
     result = result_def()
 
+    assembly_format = "$index `:` type($result) attr-dict"
+
     def __init__(self, index: SSAValue, result_type: Attribute | None = None):
         build(self, [index], [result_type or device_type()])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> DevicesGetOp:
-        index = parser.parse_operand(IndexType())
-        parser.parse_punctuation(":")
-        return cls(index, parser.parse_type())
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.index)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
 
 @trailing_attributes

@@ -38,18 +38,29 @@ from xdsl.dialects.builtin import (
     UnregisteredOp,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.irdl import IRDLOperation
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 
+from autotune_contracts.errors import DiagnosticError, SourceLocation
 from autotune_dialect.autotune import GroupAttributeError, GroupOp
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
-from autotune_dialect.flow import Flow
-from autotune_dialect.group_syntax import CALL_OF_GROUP, mlir_string
-from autotune_dialect.hal import HAL
-from autotune_dialect.interop import FUNCTIONS, missing_kernel_function
-from autotune_dialect.mlir_text import faithful, repair_iree_print, shared_context
-from autotune_dialect.util import CallOp, Util
+from autotune_dialect.group_syntax import CALL_OF_GROUP
+from autotune_dialect.import_forms import (
+    MODELLED,
+    call_kind,
+    generic_dictionaries,
+    modelled_op,
+)
+from autotune_dialect.interop import missing_kernel_function
+from autotune_dialect.iree_ir import (
+    FUNCTIONS,
+    STDIN_NAME,
+    function_signatures,
+    kernel_text,
+    mlir_location,
+    renamed_locations,
+    repair_iree_print,
+)
+from autotune_dialect.mlir_text import attribute_text, parse_text, shared_context
 from autotune_dialect.verbatim import (
     VerbatimAttr,
     VerbatimOp,
@@ -57,72 +68,10 @@ from autotune_dialect.verbatim import (
     affine_map_from_mlir,
 )
 
-MODELLED: dict[str, type[IRDLOperation]] = {
-    op.name: op for dialect in (Flow, Util, HAL) for op in dialect.operations
-}
-"""IREE ops imported as the project's ops (when their form is one the project models)."""
-
-STDIN_NAME = "-"
-"""The file name IREE gives to the locations of text parsed from a string."""
-
-_FILE_LOCATION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
-
-
-@functools.cache
-def _file_locations(name: str) -> re.Pattern[str]:
-    return re.compile(re.escape(mlir_string(name)) + r"(?=:\d+:\d+)")
-
-
-@functools.cache
-def _iree_string(text: str) -> str:
-    """`text` as IREE prints a string (`"` as `\\22`, bytes beyond ASCII as `\\C3`...)."""
-    with ir.Context():
-        return str(ir.StringAttr.get(text))
-
-
-def renamed_locations(
-    text: str, filename: str, read_as: str = STDIN_NAME, as_iree_prints: bool = False
-) -> str:
-    """MLIR text whose `file:line:col` locations in `read_as` (the name IREE gives to
-    text it reads from a string, or iree-compile to its input stream) name `filename`,
-    quoted as IREE prints it when `as_iree_prints` (for text that is not read again)."""
-    quoted = _iree_string(filename) if as_iree_prints else mlir_string(filename)
-    return _file_locations(read_as).sub(lambda _: quoted, text)
-
 
 @functools.cache
 def _unregistered(name: str) -> type[Operation]:
     return UnregisteredOp.with_name(name)
-
-
-@functools.cache
-def _property_names(cls: type[IRDLOperation]) -> frozenset[str]:
-    names = set(cls.get_irdl_definition().properties)
-    return frozenset(names | {"operandSegmentSizes", "resultSegmentSizes"})
-
-
-def mlir_location(loc: ir.Location) -> SourceLocation | None:
-    """The first `file:line:col` inside an MLIR location, if any."""
-    if isinstance(loc, ir.FileLineColLoc):
-        return SourceLocation(loc.filename, loc.start_line, loc.start_col)
-    match = _FILE_LOCATION.search(str(loc))
-    if match is None:
-        return None
-    name = bytes(match.group(1), "utf-8").decode("unicode_escape", errors="replace")
-    return SourceLocation(name, int(match.group(2)), int(match.group(3)))
-
-
-def kernel_text(op: ir.Operation, filename: str) -> str:
-    """IREE's print of an op with inline locations (in `filename`), less the op's own
-    trailing location."""
-    text = repair_iree_print(op.get_asm(enable_debug_info=True, use_local_scope=True))
-    resources = text.find("\n{-#")
-    if resources >= 0:  # blobs are kept once for the whole module (`resources`)
-        text = text[:resources]
-    end = text.rfind("}")
-    if end >= 0 and text[end + 1 :].strip().startswith("loc("):
-        text = text[: end + 1]
-    return renamed_locations(text, filename)
 
 
 @dataclass
@@ -332,7 +281,7 @@ class Importer:
             converted.location = location
             return converted
         if name == CALL_OF_GROUP:
-            name, inherent = _call_kind(attributes), {"callee"}
+            name, inherent = call_kind(attributes), {"callee"}
         modelled = MODELLED.get(name)
         operands = [self.value(v) for v in op.operands]
         result_types = [self.type(r.type) for r in op.results]
@@ -340,7 +289,7 @@ class Importer:
         regions = [self.region(r) for r in op.regions]
         converted = None
         if modelled is not None:
-            converted = _modelled(
+            converted = modelled_op(
                 modelled, operands, result_types, attributes, inherent, successors, regions
             )
             if converted is not None:
@@ -581,98 +530,6 @@ class Importer:
         return DiagnosticError(message, where, self.source)
 
 
-_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|->|[<({\[\]})>]|[A-Za-z_][\w$.-]*|[=,:]')
-
-
-def generic_dictionaries(generic: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The property dictionary `<{...}>` and the attribute dictionary `{...}` of an op's
-    generic text (printed without regions), as key -> value text (`unit` for a key with
-    no value)."""
-    dictionaries: list[dict[str, str]] = [{}, {}]
-    target: dict[str, str] | None = None
-    depth = 0
-    key: str | None = None
-    value_start = 0
-    previous = ""
-
-    def close_entry(end: int) -> None:
-        nonlocal key
-        if key is not None and target is not None:
-            value = generic[value_start:end].strip() if value_start else ""
-            target[key] = value or "unit"
-        key = None
-
-    for token in _TOKEN.finditer(generic, max(0, generic.find('"'))):  # from the op's name
-        text = token.group()
-        if target is None:
-            if text == "{" and previous == "<" and depth == 1:
-                target, key, value_start = dictionaries[0], None, 0
-                depth = 0
-            elif text == "{" and depth == 0:
-                target, key, value_start = dictionaries[1], None, 0
-            elif text in "([<":
-                depth += 1
-            elif text in ")]>":
-                depth -= 1
-            elif text == ":" and depth == 0:
-                break
-            previous = text
-            continue
-        if depth == 0 and text == "}":
-            close_entry(token.start())
-            depth = 1 if target is dictionaries[0] else 0  # the `>` of `<{...}>` follows
-            target, previous = None, "}"
-            continue
-        if text in "<({[":
-            depth += 1
-        elif text in ">)}]":
-            depth -= 1
-        elif depth == 0 and text == ",":
-            close_entry(token.start())
-        elif depth == 0 and text == "=" and key is not None:
-            value_start = token.end()
-        elif depth == 0 and key is None:
-            key, value_start = (text[1:-1] if text.startswith('"') else text), 0
-    return dictionaries[0], dictionaries[1]
-
-
-def _call_kind(attributes: dict[str, Attribute]) -> str:
-    """The op a generic call of a group stands for (its `call` attribute, removed)."""
-    kind = attributes.pop("call", None)
-    if isinstance(kind, StringAttr) and kind.data in ("util.call", "func.call"):
-        return kind.data
-    return "util.call"
-
-
-def _modelled(
-    cls, operands, result_types, attributes, inherent, successors, regions
-) -> Operation | None:
-    """The project's op for an IREE op, or None when this instance has a form the project
-    does not model: it is then kept unregistered (with the same regions)."""
-    if successors:
-        return None
-    names = _property_names(cls) | inherent
-    op = None
-    try:
-        op = cls.create(
-            operands=operands,
-            result_types=result_types,
-            properties={k: v for k, v in attributes.items() if k in names},
-            attributes={k: v for k, v in attributes.items() if k not in names},
-            regions=regions,
-        )
-        op.verify_()
-        if isinstance(op, CallOp) and op.has_tied_results():
-            raise ValueError("a form the custom syntax does not print")
-    except Exception:  # noqa: BLE001 - any mismatch keeps the op as IREE wrote it
-        if op is not None:
-            for region in list(op.regions):
-                op.detach_region(region)
-            op.drop_all_references()
-        return None
-    return op
-
-
 @functools.lru_cache(maxsize=1024)
 def _parse_location(text: str) -> Attribute:
     parser = Parser(shared_context(), text)
@@ -683,22 +540,22 @@ def _parse_location(text: str) -> Attribute:
     return loc if loc is not None else UnknownLoc()
 
 
-def function_arities(module: ir.Operation) -> dict[str, int]:
-    """Argument count of each function (`func.func`, `util.func`) directly in an IREE
-    module."""
-    return {name: len(inputs) for name, (inputs, _) in function_signatures(module).items()}
-
-
-def function_signatures(module: ir.Operation) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """(argument types, result types) as MLIR text of each function (`func.func`,
-    `util.func`) directly in an IREE module."""
-    signatures: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    for view in module.regions[0].blocks[0].operations:
-        op = view.operation
-        if op.name in FUNCTIONS:
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            type_ = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            signatures.setdefault(
-                name, (tuple(map(str, type_.inputs)), tuple(map(str, type_.results)))
-            )
-    return signatures
+def faithful(text: str, is_type: bool, context: ir.Context) -> Attribute | None:
+    """xDSL's object for MLIR text when what xDSL prints of it means the same to IREE
+    (the same uniqued attribute or type in `context`), else None."""
+    value = parse_text(text, is_type)
+    if value is None:
+        return None
+    try:
+        printed = attribute_text(value)
+    except Exception:  # noqa: BLE001 - an attribute xDSL cannot print is not faithful
+        return None
+    if printed == text:
+        return value
+    parse = ir.Type.parse if is_type else ir.Attribute.parse
+    try:
+        with context:
+            same = parse(printed) == parse(text)
+    except ir.MLIRError:
+        return None
+    return value if same else None

@@ -13,6 +13,7 @@ import re
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr, UnregisteredOp
 from xdsl.ir import Attribute, Operation
 
+from autotune_dialect.iree_ir import FUNCTIONS
 from autotune_dialect.mlir_text import attribute_text
 from autotune_dialect.verbatim import VerbatimAttr, VerbatimOp
 
@@ -21,9 +22,6 @@ EXPORT_OF = {
     "hal.executable.source": "hal.executable.export",
 }
 """The executables a group may sit in, and the ops that are their exports."""
-
-FUNCTIONS = ("util.func", "func.func")
-"""The function ops a module-level group's variants may be."""
 
 _CONSTANTS = re.compile(r"constants\s*=\s*(-?\d+)")
 _BINDING = re.compile(r"#hal\.pipeline\.binding<")

@@ -19,8 +19,10 @@ from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from autotune_contracts.errors import DiagnosticError
 from autotune_dialect.autotune import Autotune, GroupOp
-from autotune_dialect.diagnostics import DiagnosticError, op_error, op_location
+from autotune_dialect.bridge import iree_text, read_module
+from autotune_dialect.diagnostics import op_error, op_location
 from autotune_dialect.flow import Flow
 from autotune_dialect.hal import HAL
 from autotune_dialect.interop import (
@@ -82,8 +84,6 @@ def parse_module(
 ) -> ModuleOp:
     """Parse MLIR text (anything IREE reads, plus groups); raise `DiagnosticError`
     (file:line:col) on bad input. `keep_plain_executables`: see `read_module`."""
-    from autotune_dialect.bridge import read_module
-
     with deep_recursion():
         module = read_module(text, filename, keep_plain_executables)
         checked = module.__dict__.pop("checked_at_import", frozenset())
@@ -222,8 +222,6 @@ def print_module(op: Operation, locations: bool = False) -> str:
     """MLIR text of a module as IREE prints it (groups in their custom syntax); with
     `locations`, each op names its place in the source. Other ops print in xDSL's syntax."""
     if isinstance(op, ModuleOp):
-        from autotune_dialect.bridge import iree_text
-
         with deep_recursion():
             return iree_text(op, locations)
     return xdsl_text(op)

@@ -3,7 +3,7 @@
 Dialect attributes and types that the project does not model (`!hal.buffer_view`,
 `#iree_codegen.compilation_info<...>`, ...) are xDSL's unregistered attributes, so they must
 all come from one context to compare equal. That context knows the builtin dialect and
-the project's, and accepts every other name.
+the project's attributes, and accepts every other name.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import functools
 import re
 from io import StringIO
 
-from iree.compiler import ir
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -28,25 +27,18 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from autotune_dialect.verbatim import Verbatim
+
 
 @functools.cache
 def shared_context() -> Context:
-    """The context of attribute and type conversion (unregistered names allowed)."""
-    from autotune_dialect.ir import project_dialects
-
+    """The context of attribute and type conversion (unregistered names allowed). Of the
+    project's dialects only `verbatim` defines attributes and types; the others' names are
+    unregistered attributes here, as they would be with those dialects loaded."""
     ctx = Context(allow_unregistered=True)
     ctx.load_dialect(Builtin)
-    for name, loader in project_dialects().items():
-        ctx.register_dialect(name, loader)
+    ctx.load_dialect(Verbatim)
     return ctx
-
-
-def repair_iree_print(text: str) -> str:
-    """IREE 3.13 prints an executable object without a path as
-    `#hal.executable.object<{, data = ...}>`, which its own parser refuses; this writes it
-    as `#hal.executable.object<{data = ...}>`. Every text taken from IREE's printer goes
-    through here."""
-    return text.replace("#hal.executable.object<{, data = ", "#hal.executable.object<{data = ")
 
 
 def attribute_text(attr: Attribute) -> str:
@@ -56,12 +48,13 @@ def attribute_text(attr: Attribute) -> str:
     return out.getvalue()
 
 
-def _parse(text: str, is_type: bool) -> Attribute | None:
+def parse_text(text: str, is_type: bool) -> Attribute | None:
+    """The xDSL attribute (or type) of MLIR text, or None if xDSL cannot read it."""
     resource = None if is_type else _DENSE_RESOURCE.fullmatch(text)
     if resource is not None:
         # Not through xDSL's parser, which renames a resource handle it has seen before in
         # the process (`dense_resource<r>` read twice is `r_0` the second time).
-        type_ = _parse(resource[2], True)
+        type_ = parse_text(resource[2], True)
         if not isinstance(type_, ShapedType):
             return None
         return DenseResourceAttr.from_params(resource[1], type_)
@@ -96,7 +89,7 @@ def _as_strings(attr: Attribute) -> Attribute:
 @functools.lru_cache(maxsize=4096)
 def parse_type_text(text: str) -> Attribute:
     """The xDSL type of MLIR type text (`ValueError` if xDSL cannot read it)."""
-    value = _parse(text, True)
+    value = parse_text(text, True)
     if value is None:
         raise ValueError(f"not a type xDSL reads: {text}")
     return value
@@ -104,28 +97,7 @@ def parse_type_text(text: str) -> Attribute:
 
 def parse_attribute_text(text: str) -> Attribute:
     """The xDSL attribute of MLIR attribute text (`ValueError` if xDSL cannot read it)."""
-    value = _parse(text, False)
+    value = parse_text(text, False)
     if value is None:
         raise ValueError(f"not an attribute xDSL reads: {text}")
     return value
-
-
-def faithful(text: str, is_type: bool, context: ir.Context) -> Attribute | None:
-    """xDSL's object for MLIR text when what xDSL prints of it means the same to IREE
-    (the same uniqued attribute or type in `context`), else None."""
-    value = _parse(text, is_type)
-    if value is None:
-        return None
-    try:
-        printed = attribute_text(value)
-    except Exception:  # noqa: BLE001 - an attribute xDSL cannot print is not faithful
-        return None
-    if printed == text:
-        return value
-    parse = ir.Type.parse if is_type else ir.Attribute.parse
-    try:
-        with context:
-            same = parse(printed) == parse(text)
-    except ir.MLIRError:
-        return None
-    return value if same else None

@@ -56,12 +56,6 @@ def print_operand_list(printer: Printer, values: Sequence[SSAValue]) -> None:
     printer.print_list(values, printer.print_operand)
 
 
-def print_type_list(printer: Printer, values: Sequence[SSAValue | Attribute]) -> None:
-    printer.print_list(
-        values, lambda v: printer.print_attribute(v.type if isinstance(v, SSAValue) else v)
-    )
-
-
 def parse_operands_with_types(parser: Parser) -> list[SSAValue]:
     """Parse `%a, %b : T1, T2` (an empty list when no operand follows)."""
     if parser._current_token.kind != MLIRTokenKind.PERCENT_IDENT:
@@ -75,14 +69,6 @@ def parse_operands_with_types(parser: Parser) -> list[SSAValue]:
     return list(parser.resolve_operands(operands, types, pos))
 
 
-def print_operands_with_types(printer: Printer, values: Sequence[SSAValue]) -> None:
-    if values:
-        printer.print_string(" ")
-        print_operand_list(printer, values)
-        printer.print_string(" : ")
-        print_type_list(printer, values)
-
-
 class ValuesTerminator(IRDLOperation):
     """A terminator printed as `NAME %a, %b : T1, T2` (IREE's `hal.return`, `flow.return`,
     `util.return`)."""
@@ -90,19 +76,10 @@ class ValuesTerminator(IRDLOperation):
     values = var_operand_def()
     traits = traits_def(IsTerminator())
 
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
     def __init__(self, values: Sequence[SSAValue] = ()):
         build(self, values)
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        attrs = parser.parse_optional_attr_dict()
-        op = cls(parse_operands_with_types(parser))
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_attr_dict_if_any(printer, printed_attributes(self))
-        print_operands_with_types(printer, self.values)
 
 
 def printed_attributes(op: Operation) -> dict[str, Attribute]:
@@ -146,17 +123,36 @@ def trailing_attributes(cls: type[IRDLOperation]) -> type[IRDLOperation]:
 def lenient(cls: type[IRDLOperation]) -> type[IRDLOperation]:
     """Let an IREE op the project models carry properties the project does not: IREE may
     add some (and xDSL text from IREE's generic print has them). They are kept and printed
-    as they are, and not checked."""
+    as they are, and not checked. An op with a declarative syntax (`assembly_format`)
+    prints them in its `attr-dict` (`printed_attributes`), which by itself prints only
+    the attributes."""
     strict = cls.verify_
     definition = cls.get_irdl_definition()
     known = set(definition.properties) | {"operandSegmentSizes", "resultSegmentSizes"}
 
+    def extras(self: IRDLOperation) -> dict[str, Attribute]:
+        return {k: self.properties.pop(k) for k in list(self.properties) if k not in known}
+
     def verify_(self: IRDLOperation) -> None:
-        extra = {k: self.properties.pop(k) for k in list(self.properties) if k not in known}
+        extra = extras(self)
         try:
             strict(self)
         finally:
             self.properties.update(extra)
 
     cls.verify_ = verify_  # type: ignore[method-assign]
+    if definition.assembly_format is not None:
+        declarative = cls.print
+
+        def print_(self: IRDLOperation, printer: Printer) -> None:
+            shown, attributes = printed_attributes(self), self.attributes
+            extra = extras(self)
+            self.attributes = shown
+            try:
+                declarative(self, printer)
+            finally:
+                self.attributes = attributes
+                self.properties.update(extra)
+
+        cls.print = print_  # type: ignore[method-assign]
     return cls

@@ -10,6 +10,7 @@ properties are IREE 3.13's, so that the generic form of these ops is the one IRE
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -19,13 +20,15 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     SymbolNameConstraint,
-    SymbolRefAttr,
     UnitAttr,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
+    AnyAttr,
     IRDLOperation,
+    RangeOf,
+    RangeVarConstraint,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -45,9 +48,7 @@ from autotune_dialect.syntax import (
     ValuesTerminator,
     build,
     lenient,
-    parse_operands_with_types,
     print_attr_dict_if_any,
-    print_operands_with_types,
     printed_attributes,
     symbol_ref,
 )
@@ -117,10 +118,6 @@ class GlobalOp(IRDLOperation):
             printer.print_attribute(self.initial_value)
 
 
-def _global_name(parser: Parser) -> SymbolRefAttr:
-    return SymbolRefAttr(parser.parse_symbol_name())
-
-
 @lenient
 @irdl_op_definition
 class GlobalLoadOp(IRDLOperation):
@@ -131,24 +128,10 @@ class GlobalLoadOp(IRDLOperation):
     global_ = prop_def(FlatSymbolRefAttrConstr, prop_name="global")
     result = result_def()
 
+    assembly_format = "$global attr-dict `:` type($result)"
+
     def __init__(self, global_name: str, type_: Attribute):
         build(self, (), [type_], {"global": symbol_ref(global_name)})
-
-    @classmethod
-    def parse(cls, parser: Parser) -> GlobalLoadOp:
-        name = _global_name(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        op = cls(name.root_reference.data, parser.parse_type())
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.global_)
-        print_attr_dict_if_any(printer, printed_attributes(self))
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
 
 @lenient
@@ -161,30 +144,10 @@ class GlobalStoreOp(IRDLOperation):
     value = operand_def()
     global_ = prop_def(FlatSymbolRefAttrConstr, prop_name="global")
 
+    assembly_format = "$value `,` $global attr-dict `:` type($value)"
+
     def __init__(self, value: SSAValue, global_name: str):
         build(self, [value], (), {"global": symbol_ref(global_name)})
-
-    @classmethod
-    def parse(cls, parser: Parser) -> GlobalStoreOp:
-        pos = parser.pos
-        value = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        name = _global_name(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        resolved = parser.resolve_operands([value], [parser.parse_type()], pos)[0]
-        op = cls(resolved, name.root_reference.data)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.value)
-        printer.print_string(", ")
-        printer.print_attribute(self.global_)
-        print_attr_dict_if_any(printer, printed_attributes(self))
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
 
 
 class _FuncCallable(CallableOpInterface):
@@ -380,22 +343,14 @@ class OptimizationBarrierOp(IRDLOperation):
 
     name = "util.optimization_barrier"
 
-    operands_ = var_operand_def()
-    results_ = var_result_def()
+    T: ClassVar = RangeVarConstraint("T", RangeOf(AnyAttr()))
+    operands_ = var_operand_def(T)
+    results_ = var_result_def(T)
+
+    assembly_format = "attr-dict $operands_ `:` type($operands_)"
 
     def __init__(self, values: Sequence[SSAValue]):
         build(self, values, [v.type for v in values])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> OptimizationBarrierOp:
-        attrs = parser.parse_optional_attr_dict()
-        op = cls(parse_operands_with_types(parser))
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        print_attr_dict_if_any(printer, printed_attributes(self))
-        print_operands_with_types(printer, self.operands_)
 
 
 @lenient

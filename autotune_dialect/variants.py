@@ -24,8 +24,9 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
 import autotune_dialect.interop as interop
+from autotune_contracts.errors import DiagnosticError
 from autotune_dialect.autotune import GroupOp
-from autotune_dialect.diagnostics import DiagnosticError, op_error
+from autotune_dialect.diagnostics import op_error
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
 from autotune_dialect.symbols import lookup_symbol
@@ -129,8 +130,7 @@ def kernel_with_variants(
 ) -> str:
     """A kept kernel module's text with, for each config, a copy of `function` named
     `names[key]` whose root op has `compilation_info = configs[key]`."""
-    from autotune_dialect.bridge import iree_context
-    from autotune_dialect.importer import kernel_text
+    from autotune_dialect.iree_ir import iree_context, kernel_text
 
     with iree_context():
         kernel = ir.Operation.parse(text).operation

@@ -38,6 +38,7 @@ from xdsl.irdl import IRDLOperation, irdl_attr_definition, irdl_op_definition, o
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 
+from autotune_dialect.iree_ir import function_signatures, iree_context
 from autotune_dialect.rawtext import ScanError, dedent_block, find_region_op_end
 
 
@@ -99,8 +100,6 @@ class AffineMapText(ParametrizedAttribute):
         pos = parser.pos
         text = parser.parse_str_literal("the MLIR text of an affine map")
         parser.parse_punctuation(">")
-        from autotune_dialect.bridge import iree_context
-
         value = affine_map_from_mlir(text, iree_context())
         if value is None:
             parser.raise_error(f"not an affine map: {text}", pos, parser.pos)
@@ -267,9 +266,6 @@ class VerbatimOp(IRDLOperation):
         signatures = getattr(self, "_function_signatures", None)
         if signatures is None:
             from iree.compiler import ir
-
-            from autotune_dialect.bridge import iree_context
-            from autotune_dialect.importer import function_signatures
 
             with iree_context():
                 signatures = function_signatures(ir.Operation.parse(self.text.data).operation)

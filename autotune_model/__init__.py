@@ -13,7 +13,7 @@ print(tuned.report.to_json())
 
 from typing import TYPE_CHECKING
 
-from autotune_runtime.lazy import lazy_exports
+from autotune_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from autotune_model.pipeline import TunedModel, TuneOptions, tune_model

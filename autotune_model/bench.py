@@ -215,7 +215,7 @@ def at_flow_phase(bench: BenchModule, flags: Sequence[str]) -> BenchModule | str
 def root_loop_count(bench: BenchModule) -> int | None:
     """How many loops the root op of the dispatch's kernel has (None: not a linalg op
     with iterator types)."""
-    from autotune_dialect.bridge import iree_context
+    from autotune_dialect.iree_ir import iree_context
 
     with iree_context():
         root = _kernel_root(ir.Module.parse(bench.text), bench.kernel)
@@ -228,7 +228,7 @@ def candidate_text(bench: BenchModule, candidate: Candidate) -> str:
     """The bench module with the candidate's `compilation_info` on the kernel's root op."""
     if candidate.is_default:
         return bench.text
-    from autotune_dialect.bridge import iree_context
+    from autotune_dialect.iree_ir import iree_context
 
     with iree_context():
         module = ir.Module.parse(bench.text)

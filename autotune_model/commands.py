@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.files import read_source, write_atomically
 from lowering.driver import TARGETS
-from lowering.files import read_source, write_atomically
 
 POLICIES = ("online", "explicit", "static")
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 
 Job = Any
 Result = Any

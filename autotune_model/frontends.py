@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 
 
 def from_jax(function: Callable, *example_args, **jit_options) -> str:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from autotune_contracts.errors import DiagnosticError
 from autotune_dialect import interop
-from autotune_dialect.diagnostics import DiagnosticError
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
 from autotune_model.bench import Operand, agree, host_outputs, numpy_dtype

@@ -22,11 +22,11 @@ from typing import Protocol
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
+from autotune_contracts.errors import DiagnosticError
 from autotune_dialect import parse_module, print_module
-from autotune_dialect.diagnostics import DiagnosticError
 from autotune_dialect.flow import DispatchOp
-from autotune_dialect.importer import renamed_locations
 from autotune_dialect.interop import symbol_name
+from autotune_dialect.iree_ir import renamed_locations
 from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.variants import ROOT_OP_WORDS, tile_variants
 from autotune_model.bench import (

@@ -262,8 +262,8 @@ def print_report(report: TuneReport) -> None:
 
 def show_report(path: str, plot: str | None) -> int:
     """`iree-autotune report TUNED.tune.json [--plot FILE.png]`: a saved report."""
-    from autotune_dialect.diagnostics import DiagnosticError
-    from lowering.files import read_source
+    from autotune_contracts.errors import DiagnosticError
+    from autotune_contracts.files import read_source
 
     try:
         report = TuneReport.from_json(read_source(path))

@@ -6,7 +6,7 @@ are attributes; see `session.load`. The names below are imported on first use.
 
 from typing import TYPE_CHECKING
 
-from autotune_runtime.lazy import lazy_exports
+from autotune_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from autotune_runtime.cache import CacheKey, CacheWarning, TuningCache

@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from autotune_contracts.interface import split_group_name
+
 SCHEMA_VERSION = 2
 ENV_VAR = "IREE_AUTOTUNE_CACHE"
 EXPORT_FORMAT = "iree-autotune-cache"
@@ -555,8 +557,8 @@ class TuningCache:
                     "device": e.key.device,
                     "module": e.key.module,
                     "group": e.key.group,
-                    "container": e.key.group.split("::")[0] if "::" in e.key.group else None,
-                    "group_name": e.key.group.split("::")[-1],
+                    "container": split_group_name(e.key.group)[0],
+                    "group_name": split_group_name(e.key.group)[1],
                     "workload": list(e.key.workload),
                     "variant": e.variant,
                     "stats": e.stats,

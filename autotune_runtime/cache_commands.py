@@ -7,9 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.files import write_atomically
 from autotune_runtime.cache import EXPORT_FORMAT, SCHEMA_VERSION
-from autotune_runtime.cli_common import cache_path, command, console, write_output
+from autotune_runtime.cli_common import cache_path, command, console
 
 # --- report ---------------------------------------------------------------------------------
 
@@ -20,9 +21,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from autotune_runtime.report import panels_from_entries, variant_table, write_plot
 
     if args.tuning is not None:
-        from autotune_model.report import show_report
-
-        return show_report(args.tuning, args.plot)
+        return args.show_tuning_report(args.tuning, args.plot)
     path = cache_path(args)
     if not path.exists():
         print(f"no tuning decisions: {path} does not exist" + _no_plot(args))
@@ -75,7 +74,7 @@ def cmd_cache_export(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         print(f"exported {count} decision(s) from {path}", file=sys.stderr)
     else:
-        write_output(args.file, text)
+        write_atomically(args.file, text)
         print(f"exported {count} decision(s) from {path} to {args.file}")
     return 0
 

@@ -12,9 +12,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 from autotune_runtime.cache import CacheWarning, default_path
-from autotune_runtime.files import write_atomically
 from autotune_runtime.values import InputError, one_line
 
 DEFAULT_DEVICE = "local-task"
@@ -93,18 +92,6 @@ def is_text_file(path: Path) -> bool:
         if err.start < len(head) - 4:  # not only a character cut at the end of the block
             return False
     return bool(head) and b"\0" not in head
-
-
-def write_output(path: str, data: str | bytes) -> None:
-    """An output file, written whole or not at all (`files.atomic_output`)."""
-    try:
-        write_atomically(path, data)
-    except OSError as err:
-        raise DiagnosticError(f"cannot write {path}: {err.strerror or err}") from None
-
-
-def workload_text(values) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
 
 
 def console():

@@ -1,9 +1,9 @@
 """`iree-autotune run | tune | report | cache`: the runtime side of the command line.
 
-`add_runtime_commands(sub)` registers the subcommands on the `iree-autotune` parser (see
-`lowering/cli.py`). Every failure is raised as a `DiagnosticError`, which the console
-script prints as one `error: ...` line (exit status 1); a `CacheWarning` is printed as a
-`warning: ...` line and the command goes on.
+`add_runtime_commands(sub, show_tuning_report)` registers the subcommands on the
+`iree-autotune` parser (see `autotune_cli/main.py`). Every failure is raised as a
+`DiagnosticError`, which the console script prints as one `error: ...` line (exit status
+1); a `CacheWarning` is printed as a `warning: ...` line and the command goes on.
 
 The commands live by job: `run_commands.py` (`run`, `tune`), `cache_commands.py`
 (`report`, `cache ...`); what they share is in `cli_common.py`, and the text form of
@@ -13,6 +13,7 @@ arguments and results (as `iree-run-module` writes them) in `values.py`.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from autotune_runtime.cache_commands import (
     cmd_cache_clear,
@@ -41,8 +42,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return tune(args)
 
 
-def add_runtime_commands(sub) -> None:
-    """Add `run`, `tune`, `report` and `cache` to the `iree-autotune` subcommands."""
+def add_runtime_commands(sub, show_tuning_report: Callable[[str, str | None], int]) -> None:
+    """Add `run`, `tune`, `report` and `cache` to the `iree-autotune` subcommands;
+    `report TUNED.tune.json` calls `show_tuning_report(path, plot)` (the model tuner's, a
+    layer above the runtime)."""
 
     def cache_option(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -109,7 +112,7 @@ def add_runtime_commands(sub) -> None:
     )
     cache_option(report)
     report.add_argument("--plot", metavar="FILE.png", help="also write a bar chart")
-    report.set_defaults(run=cmd_report)
+    report.set_defaults(run=cmd_report, show_tuning_report=show_tuning_report)
 
     cache = sub.add_parser("cache", help="export, import or clear the tuning cache")
     actions = cache.add_subparsers(dest="action", required=True, metavar="ACTION")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import iree.runtime as rt
 import numpy as np
 
-from autotune_runtime import interface
+from autotune_contracts import interface
 from autotune_runtime.tuner import GroupInfo, Tuner
 
 

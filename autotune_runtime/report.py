@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autotune_runtime.files import atomic_output
+from autotune_contracts.files import atomic_output
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.table import Table
@@ -97,6 +97,7 @@ class Panel:
 
 
 def workload_text(workload: Iterable[int]) -> str:
+    """A workload as the commands print it: `[128, 256]`."""
     return "[" + ", ".join(str(w) for w in workload) + "]"
 
 

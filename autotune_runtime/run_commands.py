@@ -10,15 +10,15 @@ import time
 
 import numpy as np
 
-from autotune_dialect.diagnostics import DiagnosticError
-from autotune_runtime import interface
+from autotune_contracts import interface
+from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.files import write_atomically
 from autotune_runtime.cli_common import (
     command,
     console,
     load_module,
-    workload_text,
-    write_output,
 )
+from autotune_runtime.report import workload_text
 from autotune_runtime.tuner import GroupInfo, Key, Tuner
 from autotune_runtime.values import (
     Input,
@@ -362,5 +362,5 @@ def _export(cache, file: str) -> None:
     if file == "-":
         sys.stdout.write(text)
     else:
-        write_output(file, text)
+        write_atomically(file, text)
         print(f"exported {len(data['decisions'])} decision(s) to {file}")

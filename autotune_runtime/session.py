@@ -11,7 +11,7 @@ from pathlib import Path
 import iree.runtime as rt
 import numpy as np
 
-from autotune_runtime import interface
+from autotune_contracts import interface
 from autotune_runtime.cache import TuningCache
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from autotune_contracts import interface
 from autotune_runtime.cache import CacheKey, Entry, TuningCache
 from autotune_runtime.fingerprint import DeviceFingerprint
 from autotune_runtime.stats import (
@@ -86,7 +87,7 @@ class GroupInfo:
 
     @property
     def qualified_name(self) -> str:
-        return self.name if self.container is None else f"{self.container}::{self.name}"
+        return interface.qualified_group_name(self.container, self.name)
 
     @staticmethod
     def from_metadata(entry: dict) -> GroupInfo:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 
 PRINT_MAX_ELEMENTS = 1024
 

@@ -80,10 +80,11 @@ def stages(source: Path) -> tuple[dict, int]:
     ops the lowering made."""
     from iree.compiler import ir
 
-    from autotune_dialect.bridge import iree_context, parse_iree, put_back
+    from autotune_dialect.bridge import parse_iree, put_back
     from autotune_dialect.generic_text import generic_text
     from autotune_dialect.importer import Importer
     from autotune_dialect.ir import deep_recursion, verify_module
+    from autotune_dialect.iree_ir import iree_context
     from lowering.autotune_to_iree import cyclic_gc_paused, lower_module
 
     text = source.read_text()
@@ -159,7 +160,7 @@ def run(settings: Settings) -> CaseResult:
     )
     typical = compare(typical_source, settings.scratch / f"throughput{groups}.typical.lowered.mlir")
     python_start = statistics.median(
-        wall_seconds([sys.executable, "-c", "import lowering.cli"]) for _ in range(ROUNDS)
+        wall_seconds([sys.executable, "-c", "import autotune_cli.main"]) for _ in range(ROUNDS)
     )
     mb = dense["input_mb"]
     print(

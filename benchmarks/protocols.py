@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autotune_runtime import interface
+from autotune_contracts import interface
 from autotune_runtime.tuner import Tuner
 
 WARMUP_NS = 25_000_000

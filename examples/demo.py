@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 from autotune_runtime.session import load
 from lowering.driver import compile
 

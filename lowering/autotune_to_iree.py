@@ -42,14 +42,15 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from autotune_contracts import interface
+from autotune_contracts.errors import DiagnosticError
 from autotune_dialect import flow, interop, util
 from autotune_dialect.autotune import POLICIES, GroupOp
 from autotune_dialect.bridge import iree_text
-from autotune_dialect.diagnostics import DiagnosticError, op_error, op_location
+from autotune_dialect.diagnostics import op_error, op_location
 from autotune_dialect.interop import attribute, op_name, symbol_name
 from autotune_dialect.ir import deep_recursion, parse_module, verify_module
 from autotune_dialect.symbols import lookup_symbol, symbol_index
-from autotune_runtime import interface
 from lowering.decisions import load_decisions
 from lowering.emitter import Emitter
 from lowering.exploration import Exploration

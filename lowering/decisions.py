@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation
+from autotune_contracts.errors import DiagnosticError, SourceLocation
 
 
 def load_decisions(path: str | Path | None) -> list[dict]:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from autotune_dialect.bridge import iree_context
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
+from autotune_dialect.iree_ir import iree_context
 from lowering.driver import failure_summary, first_error, run_iree_compile, target_flags
 
 _DISTRIBUTION = re.compile(r"distribution = \[([^\]]*)\]")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from iree.compiler.tools.binaries import find_tool
 
-from autotune_dialect.diagnostics import DiagnosticError, SourceLocation, shorten_literals
+from autotune_contracts.errors import DiagnosticError, SourceLocation, shorten_literals
 from lowering.autotune_to_iree import lower_to_iree
 
 TARGETS = ("llvm-cpu", "cuda")

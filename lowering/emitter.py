@@ -18,8 +18,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from autotune_contracts import interface
 from autotune_dialect import hal, util
-from autotune_runtime import interface
 
 
 @functools.cache

@@ -14,9 +14,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from autotune_contracts import interface
 from autotune_dialect import flow, util
 from autotune_dialect.mlir_text import parse_attribute_text
-from autotune_runtime import interface
 from lowering.emitter import Emitter, locate_arguments
 from lowering.groups import Site
 

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from autotune_contracts import interface
 from autotune_dialect import flow, interop
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import op_error
@@ -50,9 +51,7 @@ class Group:
     @property
     def display_name(self) -> str:
         """`executable::group`, or `group` for a function group (the runtime's name)."""
-        if self.container_name is None:
-            return self.op.group_name
-        return f"{self.container_name}::{self.op.group_name}"
+        return interface.qualified_group_name(self.container_name, self.op.group_name)
 
     def fingerprint(self, base_dir: Path | None) -> str:
         """Digest of the variant set and what the variants run: their ops, the container's

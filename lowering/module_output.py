@@ -13,11 +13,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 
+from autotune_contracts import interface
 from autotune_dialect import hal, util
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import op_error
 from autotune_dialect.interop import symbol_name
-from autotune_runtime import interface
 from lowering.emitter import Emitter
 from lowering.groups import generated_location
 

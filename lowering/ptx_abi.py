@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 
 SCRATCH_PARAMS = ("global_scratch", "profile_scratch")
 """Triton's hidden trailing `.entry` parameters, in order."""

@@ -17,9 +17,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from autotune_contracts import interface
 from autotune_dialect import flow, util
 from autotune_dialect.diagnostics import op_error
-from autotune_runtime import interface
 from lowering.emitter import Emitter, locate_arguments
 from lowering.groups import Group, Site, constant_int, generated_location, split_by_rank
 

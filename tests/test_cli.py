@@ -88,6 +88,24 @@ def test_lower_writes_output_file(group_file, tmp_path):
     assert 'loc("selection (autotune.group @add)"' in text
 
 
+def test_lower_to_a_pipe_writes_into_the_pipe(group_file, tmp_path):
+    """Outputs are written as the runtime's commands write them (`files.atomic_output`): a
+    pipe is written in place, not replaced by a file renamed over it."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    result = run(IREE_AUTOTUNE, "lower", str(group_file), "-o", str(fifo))
+    reader.join(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert received and "util.call @autotune.select_w0" in received[0]
+    assert fifo.is_fifo()
+
+
 def test_compile_writes_vmfb(group_file, tmp_path):
     out = tmp_path / "m.vmfb"
     result = run(IREE_AUTOTUNE, "compile", str(group_file), "--target", "llvm-cpu", "-o", str(out))
@@ -171,7 +189,7 @@ def test_console_scripts_are_installed():
 def test_unexpected_failure_is_an_internal_error_without_traceback(
     group_file, tmp_path, monkeypatch, capsys
 ):
-    import lowering.cli as cli
+    import autotune_cli.main as cli
 
     def broken(*args, **kwargs):
         raise RuntimeError("a defect")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from modules import EXAMPLES
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 from lowering.driver import (
     CUDA_ARCHS,
     _Context,
@@ -303,7 +303,7 @@ def test_an_embedded_object_is_never_echoed(tmp_path):
 
 
 def test_long_source_lines_and_literals_are_cut_around_the_place():
-    from autotune_dialect.diagnostics import SourceLocation
+    from autotune_contracts.errors import SourceLocation
 
     line = "x" * 5000 + "@here" + "y" * 5000
     err = DiagnosticError("bad", SourceLocation("f.mlir", 1, 5001), line)

@@ -22,7 +22,7 @@ import pytest
 from conftest import DATA
 from vmfb_cuda import cuda_exports as _cuda_exports
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 from lowering.driver import compile  # noqa: A004 - the project's public name
 
 CUDA = DATA / "cuda"

@@ -87,7 +87,7 @@ TUNE = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from autotune_runtime.tuner import Tuner
-    from lowering.cli import main
+    from autotune_cli.main import main
 
     vmfb, cache, times, wait = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     times = [float(t) for t in times.split(",")]
@@ -153,7 +153,7 @@ def test_two_tune_processes_on_one_cache_end_with_one_decision_per_key(vmfbs, tm
     assert "another process" not in out_first
     # `report` shows the same winners
     report = subprocess.run(
-        [sys.executable, "-m", "lowering.cli", "report", "--cache", str(cache)],
+        [sys.executable, "-m", "autotune_cli.main", "report", "--cache", str(cache)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -238,7 +238,7 @@ def test_a_read_only_folder_keeps_the_decisions_in_the_process_and_says_so_once(
 def test_tune_into_a_read_only_folder_exports_what_it_tuned(
     vmfbs, read_only_folder, tmp_path, capsys
 ):
-    from lowering.cli import main
+    from autotune_cli.main import main
 
     path = read_only_folder / "tuning.sqlite3"
     export = tmp_path / "kept.json"
@@ -306,8 +306,8 @@ def test_a_variant_really_faster_than_the_band_wins_over_the_reference(vmfbs):
 
 
 def test_report_and_tune_show_the_tie_break(vmfbs, tmp_path, capsys):
+    from autotune_cli.main import main
     from autotune_runtime import run_commands
-    from lowering.cli import main
 
     cache = tmp_path / "c.sqlite3"
     close = noisy([100_000.0, 99_000.0, 100_500.0], seed=3)

@@ -34,8 +34,8 @@ from xdsl.irdl import IRDLOperation
 from xdsl.printer import Printer
 
 from autotune_dialect import flow, group_syntax
-from autotune_dialect.bridge import iree_context
 from autotune_dialect.generic_text import GenericWriter
+from autotune_dialect.iree_ir import iree_context
 from autotune_dialect.verbatim import VerbatimAttr, VerbatimType
 
 _TOKENS = ["util.", "func.", "call", " ", "@f", "(", '"', "autotune.group", "x", ".", "%"]
@@ -150,7 +150,7 @@ def test_package_names_import_on_use(package):
 
 def test_the_command_line_starts_without_the_runtime_and_the_model_tuner():
     probe = (
-        "import sys, lowering.cli; "
+        "import sys, autotune_cli.main; "
         "print(sorted(m for m in ('autotune_runtime.session', 'autotune_model.pipeline', "
         "'xdsl.dialects.linalg', 'IPython') if m in sys.modules))"
     )
@@ -189,8 +189,7 @@ def test_group_uses_are_checked_with_a_fixed_number_of_scans(monkeypatch):
 
 @pytest.mark.parametrize("names", [("e5", "g5_v0"), ("a b", "c"), ('x"y', "z$1"), ("é", "_")])
 def test_nested_symbol_references_import_as_the_general_path_reads_them(names):
-    from autotune_dialect.importer import Importer
-    from autotune_dialect.mlir_text import faithful
+    from autotune_dialect.importer import Importer, faithful
 
     context = iree_context()
     with context:

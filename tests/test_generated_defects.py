@@ -11,8 +11,8 @@ import pytest
 from conftest import DATA, run_iree_opt
 from iree.compiler.tools.binaries import find_tool
 
+from autotune_cli import main as cli
 from autotune_dialect import DiagnosticError, parse_module
-from lowering import cli
 
 SOURCES = sorted(p for p in DATA.rglob("*.mlir") if "verify" not in p.parts)
 CUTS = (0.3, 0.55, 0.8)

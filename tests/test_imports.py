@@ -1,13 +1,46 @@
-"""The project's packages import each other without a circle (module-level imports only:
-an import inside a function runs when it is called, after every module has loaded)."""
+"""The project's layers (docs/architecture.md): each module imports only modules of its own
+layer or of layers below it, and no module imports itself back through others. Every
+import counts, at any depth (inside a function, under `if TYPE_CHECKING:`): one inside a
+function runs later, but it is a dependence all the same."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("autotune_dialect", "lowering", "autotune_runtime", "autotune_model")
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("contracts", ("autotune_contracts",)),
+    ("runtime", ("autotune_runtime",)),
+    ("dialect", ("autotune_dialect",)),
+    (
+        "bridge",
+        (
+            "autotune_dialect.bridge",
+            "autotune_dialect.importer",
+            "autotune_dialect.import_forms",
+            "autotune_dialect.generic_text",
+            "autotune_dialect.variants",
+            "autotune_dialect.ir",
+            "autotune_dialect.notebook",
+        ),
+    ),
+    ("lowering", ("lowering",)),
+    ("model", ("autotune_model",)),
+    ("cli", ("autotune_cli",)),
+]
+"""Bottom first. A module belongs to the layer of the longest prefix naming it; the
+dialect's package itself (`autotune_dialect/__init__.py`, its public API) is in `bridge`."""
+
+PACKAGES = ("autotune_contracts", "autotune_runtime", "autotune_dialect", "lowering")
+PACKAGES += ("autotune_model", "autotune_cli")
+
+WITHOUT_COMPILER = ("contracts", "runtime")
+"""Layers that import neither xDSL nor IREE's compiler: the runtime runs a compiled module
+with IREE's runtime alone."""
 
 
 def module_files() -> dict[str, Path]:
@@ -22,48 +55,55 @@ def module_files() -> dict[str, Path]:
     return modules
 
 
-def _statements(body: list[ast.stmt]):
-    """Module-level statements, including those under `if`/`try`/`with` at module level
-    (e.g. `if TYPE_CHECKING:` is skipped: it never runs)."""
-    for node in body:
-        if isinstance(node, ast.If):
-            test = node.test
-            if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
-                yield from _statements(node.orelse)
-                continue
-            yield from _statements(node.body)
-            yield from _statements(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, node.orelse, node.finalbody):
-                yield from _statements(block)
-            for handler in node.handlers:
-                yield from _statements(handler.body)
-        elif isinstance(node, ast.With):
-            yield from _statements(node.body)
-        else:
-            yield node
+def layer_of(module: str) -> int:
+    """The index in `LAYERS` of a project module's layer."""
+    best, rank = -1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), index
+    if module == "autotune_dialect":
+        return [name for name, _ in LAYERS].index("bridge")
+    assert rank >= 0, f"{module} is in no layer of tests/test_imports.py"
+    return rank
+
+
+def _imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement of a file, at any depth."""
+    tree = ast.parse(path.read_text(), str(path))
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
 def module_imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The project modules that `name` imports at module level: `import pkg.x` and
-    `from pkg import x` import the module `pkg.x` when there is one (Python finds it even
-    while `pkg` is still loading); `from pkg import x` of a name defined in the package
-    imports `pkg` itself (its `__init__` must have run)."""
+    """The project modules that `name` imports: `import pkg.x` and `from pkg import x`
+    import the module `pkg.x` when there is one; `from pkg import x` of a name defined in
+    the package imports `pkg` itself."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _statements(ast.parse(path.read_text(), str(path)).body):
+    for node in _imports(path):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join([*anchor, *([base] if base else [])])
-            for alias in node.names:
-                module = f"{base}.{alias.name}"
-                found.add(module if module in modules else base)
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")
+            anchor = anchor[: len(anchor) - (node.level - 1)]
+            base = ".".join([*anchor, *([base] if base else [])])
+        for alias in node.names:
+            module = f"{base}.{alias.name}"
+            found.add(module if module in modules else base)
     return {m for m in found if m in modules and m != name}
+
+
+def external_imports(path: Path) -> set[str]:
+    """The absolute module names a file's imports name (`from a import b`: `a`)."""
+    names: set[str] = set()
+    for node in _imports(path):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif not node.level and node.module:
+            names.add(node.module)
+    return names
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -94,11 +134,29 @@ def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`a (layer) -> b (higher layer)` for each import of a module of a higher layer."""
+    names = [name for name, _ in LAYERS]
+    return [
+        f"{a} ({names[layer_of(a)]}) -> {b} ({names[layer_of(b)]})"
+        for a in sorted(graph)
+        for b in sorted(graph[a])
+        if layer_of(b) > layer_of(a)
+    ]
+
+
 def test_the_walk_sees_the_packages_and_their_imports():
     graph = import_graph()
-    assert {"autotune_dialect", "autotune_dialect.ir", "lowering.driver"} <= set(graph)
+    assert {
+        "autotune_dialect",
+        "autotune_dialect.ir",
+        "lowering.driver",
+        "autotune_cli.main",
+    } <= set(graph)
     assert "autotune_dialect.autotune" in graph["autotune_dialect.ir"]
-    assert "autotune_dialect.diagnostics" in graph["lowering.driver"]
+    assert "autotune_contracts.errors" in graph["lowering.driver"]
+    # An import inside a function counts (`commands.cmd_run` imports `run_commands`).
+    assert "autotune_runtime.run_commands" in graph["autotune_runtime.commands"]
 
 
 def test_the_walk_finds_a_circle_when_there_is_one():
@@ -115,21 +173,66 @@ def test_what_counts_as_an_import(tmp_path):
         "import pkg.b as b\n"
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from pkg import helper\n"
-        "try:\n    from pkg.d import x\nexcept ImportError:\n    pass\n"
         "def f():\n    from pkg import c\n"
     )
     c = tmp_path / "pkg" / "c.py"
     c.write_text("from pkg import b\n")
-    modules = {"pkg": init, "pkg.a": a, "pkg.b": a, "pkg.c": c, "pkg.d": c}
+    modules = {"pkg": init, "pkg.a": a, "pkg.b": a, "pkg.c": c}
     assert module_imports("pkg", init, modules) == {"pkg.a", "pkg.b"}
-    # Inside a function or under TYPE_CHECKING: not at load time.
-    assert module_imports("pkg.a", a, modules) == {"pkg.b", "pkg.d"}
+    # Inside a function and under TYPE_CHECKING count too; `helper` is no module, so
+    # that import reads the package.
+    assert module_imports("pkg.a", a, modules) == {"pkg", "pkg.b", "pkg.c"}
     assert module_imports("pkg.c", c, modules) == {"pkg.b"}
-    # `helper` is no module: that reads the package, whose `__init__` imports `pkg.a`.
-    c.write_text("from pkg import b, helper\n")
-    assert module_imports("pkg.c", c, modules) == {"pkg", "pkg.b"}
 
 
-def test_no_import_circle_among_the_project_packages():
+def test_every_module_has_a_layer_and_the_order_is_checked():
+    for module in module_files():
+        layer_of(module)  # fails for a module of no layer
+    assert layer_of("autotune_dialect.importer") > layer_of("autotune_dialect.verbatim")
+    assert upward_imports({"autotune_contracts.errors": {"lowering.driver"}}) == [
+        "autotune_contracts.errors (contracts) -> lowering.driver (lowering)"
+    ]
+
+
+def test_no_import_circle_among_the_project_modules():
     circle = find_circle(import_graph())
     assert circle is None, "import circle: " + " -> ".join(circle or [])
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_contracts_and_the_runtime_import_neither_xdsl_nor_the_compiler():
+    names = [name for name, _ in LAYERS]
+    found = [
+        f"{module} imports {name}"
+        for module, path in module_files().items()
+        if names[layer_of(module)] in WITHOUT_COMPILER
+        for name in sorted(external_imports(path))
+        if name.split(".")[0] == "xdsl" or name.startswith("iree.compiler")
+    ]
+    assert found == []
+
+
+def test_running_a_module_loads_neither_xdsl_nor_the_compiler():
+    probe = (
+        "import sys, autotune_runtime.session, autotune_runtime.commands, "
+        "autotune_runtime.run_commands; "
+        "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('xdsl')} | "
+        "{m for m in sys.modules if m.startswith('iree.compiler')}))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_of_the_dialect_definitions_only_the_kept_text_uses_iree():
+    names = [name for name, _ in LAYERS]
+    users = {
+        module
+        for module, path in module_files().items()
+        if names[layer_of(module)] == "dialect"
+        and any(name.startswith("iree.compiler") for name in external_imports(path))
+    }
+    assert users == {"autotune_dialect.iree_ir", "autotune_dialect.verbatim"}

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from autotune_dialect.bridge import iree_context, iree_text, to_iree
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
+from autotune_dialect.bridge import iree_text, to_iree
 from autotune_dialect.ir import parse_module
+from autotune_dialect.iree_ir import iree_context
 from autotune_dialect.verbatim import VerbatimOp
 from benchmarks.kernels import many_groups_module
 from lowering.autotune_to_iree import lower_module, lower_to_iree

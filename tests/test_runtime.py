@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from modules import speed_module, tagged_module
 
+from autotune_contracts.interface import qualified_group_name, split_group_name
 from autotune_runtime import CacheKey, CacheWarning, StopRule, TuningCache, load
 from autotune_runtime import stats as stats_module
 from autotune_runtime.cache import SCHEMA_VERSION, Entry
@@ -573,3 +574,12 @@ def test_a_dynamic_group_without_workloads_warns_when_tuned(explicit_vmfbs):
         assert module.decisions() == {} and module.__autotune_get_tagged_add() == -1
         with pytest.raises(ValueError, match="no workload keys to set a variant for"):
             module.__autotune_set_tagged_add(1)
+
+
+def test_a_group_is_named_by_its_container_as_the_metadata_and_the_cache_name_it():
+    assert qualified_group_name("tagged", "add") == "tagged::add"
+    assert qualified_group_name(None, "add") == "add"
+    assert split_group_name("tagged::add") == ("tagged", "add")
+    assert split_group_name("add") == (None, "add")
+    info = GroupInfo(gid=0, name="add", container="tagged", variants=("a", "b"), policy="online")
+    assert info.qualified_name == "tagged::add"

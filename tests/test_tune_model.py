@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from conftest import DATA, runtime_tool
 
-from autotune_dialect.bridge import iree_context
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
+from autotune_dialect.iree_ir import iree_context
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
 from autotune_model.candidates import candidates, tile_lists

@@ -24,7 +24,7 @@ details. The modules, by job:
 
 from typing import TYPE_CHECKING
 
-from autotune_runtime.lazy import lazy_exports
+from autotune_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from lowering.triton.bundle import BUNDLE_FORMAT, ImportedKernel

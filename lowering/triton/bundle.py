@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autotune_dialect.diagnostics import DiagnosticError
-from lowering.files import write_atomically
+from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.files import write_atomically
 from lowering.ptx_abi import AdaptedKernel, adapt_kernel, merge
 from lowering.triton.emit import module_text
 from lowering.triton.signature import KernelSpec, TritonImportError

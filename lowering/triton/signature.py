@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autotune_dialect.diagnostics import DiagnosticError
+from autotune_contracts.errors import DiagnosticError
 
 DIVISIBILITY = 16
 """Triton's specialization unit: pointers and integers divisible by 16."""

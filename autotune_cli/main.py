@@ -12,14 +12,14 @@ import sys
 import tempfile
 import traceback
 
+from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.files import read_source, write_atomically
 from autotune_dialect.autotune import POLICIES
-from autotune_dialect.diagnostics import DiagnosticError
 from autotune_dialect.ir import parse_module, xdsl_text
 from autotune_model.commands import add_command as add_tune_model_command
 from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
 from lowering.driver import TARGETS, check_target, compile
-from lowering.files import read_source, write_atomically
 from lowering.triton import add_command as add_import_triton_command
 
 
@@ -132,10 +132,16 @@ def build_parser() -> argparse.ArgumentParser:
     policy_options(comp)
     comp.set_defaults(run=cmd_compile, quick_exit=True)
 
-    add_runtime_commands(sub)
+    add_runtime_commands(sub, _show_tuning_report)
     add_import_triton_command(sub)
     add_tune_model_command(sub)
     return parser
+
+
+def _show_tuning_report(path: str, plot: str | None) -> int:
+    from autotune_model.report import show_report  # loads on use
+
+    return show_report(path, plot)
 
 
 def main(argv: list[str] | None = None) -> int:

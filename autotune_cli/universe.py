@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
@@ -11,17 +11,11 @@ from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import ArrayAttr, DenseResourceAttr, DictionaryAttr, ModuleOp
 from xdsl.ir import Attribute
-from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 from xdsl.utils.target import Target
 
-from autotune_dialect.ir import project_dialects
-
-
-def _project_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    from lowering import project_passes
-
-    return project_passes()
+from autotune_dialect.ir import print_module, project_dialects
+from lowering import project_passes
 
 
 @dataclass(frozen=True)
@@ -31,8 +25,6 @@ class IREETarget(Target):
     name = "iree"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        from autotune_dialect.ir import print_module
-
         if not hasattr(module, "resources"):
             module.resources = resources_text(ctx, module)  # type: ignore[attr-defined]
         output.write(print_module(module))
@@ -71,6 +63,6 @@ def _nested(attr: Attribute) -> Iterator[Attribute]:
 
 UNIVERSE = Universe(
     all_dialects=project_dialects(),
-    all_passes=_project_passes(),
+    all_passes=project_passes(),
     all_targets={IREETarget.name: lambda: IREETarget},
 )

@@ -45,6 +45,18 @@ INIT_ENTRY = "init"
 MAX_WORKLOAD_ARITY = 8
 
 
+def qualified_group_name(container: str | None, name: str) -> str:
+    """A group's name in the metadata and the tuning cache: `executable::group` for a
+    group of exports, `group` for a function group (no container)."""
+    return name if container is None else f"{container}::{name}"
+
+
+def split_group_name(qualified: str) -> tuple[str | None, str]:
+    """`qualified_group_name`'s container (None for a function group) and group name."""
+    container, sep, name = qualified.partition("::")
+    return (container, name) if sep else (None, qualified)
+
+
 @dataclass(frozen=True)
 class ImportSignature:
     """One host function: its name, i64 argument count, buffer-view argument count and
