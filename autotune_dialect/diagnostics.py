@@ -79,6 +79,21 @@ def source_window(line: str, column: int) -> tuple[str, int]:
     return shown, column - 1 - start + (3 if start else 0)
 
 
+UNDECLARED_VALUE = "use of undeclared SSA value name"
+_VALUE_NAME = re.compile(r"%[\w$.\-]+(?:#\d+)?")
+
+
+def named_value(message: str, location: SourceLocation | None, source: str | None) -> str:
+    """MLIR's `use of undeclared SSA value name` with the name it points at (`%w`)."""
+    if message != UNDECLARED_VALUE or location is None or source is None:
+        return message
+    lines = source.split("\n")
+    if not 1 <= location.line <= len(lines):
+        return message
+    name = _VALUE_NAME.match(lines[location.line - 1], location.column - 1)
+    return f"use of undeclared SSA value {name.group()}" if name else message
+
+
 def op_location(op: Operation) -> SourceLocation | None:
     """Where an op was parsed, from its `FileLineColLoc` (or its nearest ancestor's)."""
     current: Operation | None = op

@@ -72,7 +72,7 @@ from lowering.driver import (
     check_target,
     compile_lowered,
     failure_summary,
-    first_error,
+    model_error,
     run_iree_compile,
     target_flags,
 )
@@ -181,9 +181,11 @@ def flow_phase(text: str, target: str, arch: str | None, filename: str) -> str:
     flags = [*target_flags(target, arch), *input_type_flags(text)]
     flags += ["--compile-to=flow", "--mlir-print-debuginfo"]
     code, out, log = run_iree_compile(text, flags)
-    if code != 0 or first_error(log) is not None:
-        error = first_error(log) or failure_summary(log, code)
-        raise DiagnosticError(f"{filename}: iree-compile cannot build the model: {error}")
+    error = model_error(log, text, filename)
+    if error is not None:
+        raise error
+    if code != 0:
+        raise DiagnosticError(f"{filename}: {failure_summary(log, code)}")
     return renamed_locations(out.decode(), filename, read_as="<stdin>")
 
 
@@ -305,9 +307,9 @@ def tune_model(
     flow = flow_phase(model, options.target, options.arch, filename)
     configs = default_configs(flow, options.target, options.arch)
     module = parse_module(flow, f"{filename} (flow phase)")
-    function = model_function(module, options.function)
+    function = model_function(module, options.function, model, filename)
     function_name = function.name
-    inputs = function_inputs(function, options.input_shapes)
+    inputs = function_inputs(function, options.input_shapes, model)
     values = host_values(function.body, function.arguments, [o.shape for o in inputs])
     tunables = _tunables(module, function, configs, values, options, report)
     lap("analyse")

@@ -26,7 +26,7 @@ from autotune_model.pipeline import flow_phase
 from autotune_model.report import FAILED_TO_COMPILE, KEPT, REFERENCE, WRONG, TuneReport
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
-from lowering.driver import compile_lowered
+from lowering.driver import compile, compile_lowered
 
 SRC = DATA / "flow" / "src"
 MLP = (SRC / "mlp.mlir").read_text()
@@ -405,11 +405,104 @@ def test_cli_errors_name_what_is_wrong(tmp_path):
     assert_error(cli("tune-model", model, "-o", out, "--tolerance", "nan"), "finite")
     broken = tmp_path / "broken.mlir"
     broken.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y\n}\n")
-    assert_error(cli("tune-model", broken, "-o", out), str(broken), "cannot build the model")
+    assert_error(
+        cli("tune-model", broken, "-o", out),
+        f"{broken}:2:12: error: expected ':'\n  return %y\n           ^\n",
+    )
+    empty = tmp_path / "empty.mlir"
+    empty.write_text("")
+    assert_error(
+        cli("tune-model", empty, "-o", out),
+        f"error: {empty}: the model has no public function to tune (the file is empty)",
+    )
     report = tmp_path / "bad.tune.json"
     report.write_text("{not json")
     assert_error(cli("report", report), str(report), "not JSON")
     assert not out.exists()
+
+
+MATMUL_4X4 = "linalg.matmul ins(%x, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%0 : tensor<4x4xf32>) -> tensor<4x4xf32>"
+BAD_MODELS = {
+    "undefined value": (
+        "func.func @f(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
+        "  %0 = tensor.empty() : tensor<4x4xf32>\n"
+        f"  %1 = {MATMUL_4X4}\n"
+        "  return %1 : tensor<4x4xf32>\n}\n",
+        "3:30: error: use of undeclared SSA value %w",
+    ),
+    "matmul shapes": (
+        "func.func @f(%x: tensor<4x4xf32>, %w: tensor<8x4xf32>) -> tensor<4x4xf32> {\n"
+        "  %0 = tensor.empty() : tensor<4x4xf32>\n"
+        f"  %1 = {MATMUL_4X4.replace('tensor<4x4xf32>, tensor<4x4xf32>', 'tensor<4x4xf32>, tensor<8x4xf32>')}\n"
+        "  return %1 : tensor<4x4xf32>\n}\n",
+        "3:8: error: 'linalg.matmul' op inferred input/output operand #1 has shape's "
+        "dimension #0 to be 4, but found 8",
+    ),
+    "StableHLO typo": (
+        "func.func @main(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
+        "  %0 = stablehlo.dot_genral %x, %w, contracting_dims = [1] x [0] : "
+        "(tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>\n"
+        "  return %0 : tensor<4x4xf32>\n}\n",
+        "2:8: error: custom op 'stablehlo.dot_genral' is unknown",
+    ),
+}
+
+
+@pytest.mark.parametrize("defect", list(BAD_MODELS))
+def test_an_error_in_the_model_is_at_its_place_in_the_file_as_compile_says_it(defect):
+    text, expected = BAD_MODELS[defect]
+    with pytest.raises(DiagnosticError) as caught:
+        tune_model(text, SMALL, filename="models/bad.mlir")
+    line, column = (int(n) for n in expected.split(":")[:2])
+    source_line = text.splitlines()[line - 1]
+    assert str(caught.value) == (
+        f"models/bad.mlir:{expected}\n{source_line}\n{' ' * (column - 1)}^"
+    )
+    with pytest.raises(DiagnosticError) as compiled:
+        compile(text, filename="models/bad.mlir")
+    assert str(compiled.value) == str(caught.value)
+
+
+TWO_FUNCTIONS = """func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func @b(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+"""
+
+
+def test_input_and_function_errors_point_at_the_signature_of_the_function():
+    signature = DYNAMIC.splitlines()[1]
+    assert signature.startswith("func.func @dynamic(")
+
+    def error(text, **options) -> str:
+        with pytest.raises(DiagnosticError) as caught:
+            tune_model(text, replace(SMALL, **options), filename="dyn.mlir")
+        return str(caught.value)
+
+    assert error(DYNAMIC) == (
+        "dyn.mlir:2:1: error: argument 0 of @dynamic is tensor<?x256xf32>: give the example "
+        f"shape of every argument (--input 40x256xf32, one per argument)\n{signature}\n^"
+    )
+    assert error(DYNAMIC, input_shapes=("4x256",)) == (
+        f"dyn.mlir:2:1: error: @dynamic takes 2 arguments; 1 input shape was given\n{signature}\n^"
+    )
+    assert error(DYNAMIC, input_shapes=("4x255", "256x256")) == (
+        "dyn.mlir:2:1: error: input shape 4x255 does not fit argument 0 of @dynamic "
+        f"(tensor<?x256xf32>)\n{signature}\n^"
+    )
+    assert error(DYNAMIC, function="nope") == (
+        f"dyn.mlir:2:1: error: the model has no public function @nope (it has @dynamic)\n"
+        f"{signature}\n^"
+    )
+    assert error(TWO_FUNCTIONS) == (
+        "dyn.mlir:4:1: error: the model has 2 public functions (@a, @b); name the one to tune "
+        "with --function\nfunc.func @b(%x: tensor<4xf32>) -> tensor<4xf32> {\n^"
+    )
+    assert (
+        error("") == "error: dyn.mlir: the model has no public function to tune (the file is empty)"
+    )
 
 
 def test_freeze_takes_the_choices_of_a_tuning_cache(tmp_path):
