@@ -9,6 +9,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rich.console import Console
 from rich.table import Table
 
 REPORT_VERSION = 1
@@ -49,8 +50,7 @@ class FrozenChoice:
     workload: list[int] | None = None
 
     def __str__(self) -> str:
-        workload = "" if self.workload is None else f" at {self.workload}"
-        return f"{self.variant}{workload}"
+        return f"{self.variant} at {self.workload}" if self.workload else self.variant
 
 
 @dataclass
@@ -337,11 +337,9 @@ WIDEST = 10_000
 """The most characters a line of the table takes on a stream that is not a terminal."""
 
 
-def print_report(report: TuneReport) -> None:
-    """The table and the summary lines on standard output."""
-    from rich.console import Console
-
-    console = Console(highlight=False)
+def print_report(report: TuneReport, console: Console | None = None) -> None:
+    """The table and the summary lines on standard output (or `console`)."""
+    console = console or Console(highlight=False)
     table = dispatch_table(report)
     width = console.measure(table, options=console.options.update(max_width=WIDEST)).maximum
     if not console.is_terminal:  # a file or a pipe: one line per row, however long

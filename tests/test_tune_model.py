@@ -5,7 +5,9 @@ a verdict that the machine's noise must not decide."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import subprocess
 import sys
 import zlib
@@ -15,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import DATA, runtime_tool
+from rich.console import Console
 
 from autotune_dialect.bridge import iree_context
 from autotune_dialect.diagnostics import DiagnosticError
@@ -23,10 +26,20 @@ from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
 from autotune_model.candidates import candidates, tile_lists
 from autotune_model.executors import LocalExecutor, SerialExecutor
 from autotune_model.pipeline import flow_phase
-from autotune_model.report import FAILED_TO_COMPILE, KEPT, REFERENCE, WRONG, TuneReport
+from autotune_model.report import (
+    CACHE,
+    FAILED_TO_COMPILE,
+    KEPT,
+    REFERENCE,
+    TUNING,
+    WRONG,
+    FrozenChoice,
+    TuneReport,
+    print_report,
+)
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
-from lowering.driver import compile, compile_lowered
+from lowering.driver import compile_lowered
 
 SRC = DATA / "flow" / "src"
 MLP = (SRC / "mlp.mlir").read_text()
@@ -63,6 +76,13 @@ def fake_benchmark(job: BenchmarkJob) -> list[Measured]:
         Measured(job.dispatch, candidate, [fake_time(job.dispatch, candidate.name)], [])
         for candidate, _ in job.candidates
     ]
+
+
+def table_text(report: TuneReport) -> str:
+    """The report as `tune-model` prints it into a pipe."""
+    out = io.StringIO()
+    print_report(report, Console(file=out, width=80, color_system=None, highlight=False))
+    return out.getvalue()
 
 
 def table(report: TuneReport) -> list:
@@ -358,11 +378,14 @@ def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
     model = tmp_path / "mlp.mlir"
     model.write_text(MLP)
     out = tmp_path / "mlp.vmfb"
-    result = cli("tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1")
+    result = cli("tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1", "--quiet")
     assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no progress
     assert "mlp_dispatch_0_matmul_16x512x256_f32" in result.stdout
-    assert "end to end (@mlp" in result.stdout and "tuned/stock" in result.stdout
     report = json.loads((tmp_path / "mlp.tune.json").read_text())
+    kept = any(c["fate"] == "kept" for d in report["dispatches"] for c in d["candidates"])
+    said = "tuned/stock" if kept else "no variant was kept, so the module is the stock build"
+    assert "end to end (@mlp" in result.stdout and said in result.stdout
     assert report["model"] == str(model) and len(report["dispatches"]) == 2
     assert report["timing"]["stock_ns"] > 0 and report["timing"]["tuned_ns"] > 0
     with load(out.read_bytes(), device="local-sync", cache=False) as module:
@@ -402,6 +425,11 @@ def test_cli_errors_name_what_is_wrong(tmp_path):
         cli("tune-model", model, "-o", out, "--function", "nope"), "no public function @nope"
     )
     assert_error(cli("tune-model", model, "-o", out, "--cache", "c.json"), "needs --freeze")
+    missing = tmp_path / "tuning.sqlite3"
+    assert_error(
+        cli("tune-model", model, "-o", out, "--freeze", "--cache", missing),
+        f"error: cannot read tuning cache file {missing}: No such file or directory\n",
+    )
     assert_error(cli("tune-model", model, "-o", out, "--tolerance", "nan"), "finite")
     broken = tmp_path / "broken.mlir"
     broken.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y\n}\n")
@@ -421,90 +449,6 @@ def test_cli_errors_name_what_is_wrong(tmp_path):
     assert not out.exists()
 
 
-MATMUL_4X4 = "linalg.matmul ins(%x, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%0 : tensor<4x4xf32>) -> tensor<4x4xf32>"
-BAD_MODELS = {
-    "undefined value": (
-        "func.func @f(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
-        "  %0 = tensor.empty() : tensor<4x4xf32>\n"
-        f"  %1 = {MATMUL_4X4}\n"
-        "  return %1 : tensor<4x4xf32>\n}\n",
-        "3:30: error: use of undeclared SSA value %w",
-    ),
-    "matmul shapes": (
-        "func.func @f(%x: tensor<4x4xf32>, %w: tensor<8x4xf32>) -> tensor<4x4xf32> {\n"
-        "  %0 = tensor.empty() : tensor<4x4xf32>\n"
-        f"  %1 = {MATMUL_4X4.replace('tensor<4x4xf32>, tensor<4x4xf32>', 'tensor<4x4xf32>, tensor<8x4xf32>')}\n"
-        "  return %1 : tensor<4x4xf32>\n}\n",
-        "3:8: error: 'linalg.matmul' op inferred input/output operand #1 has shape's "
-        "dimension #0 to be 4, but found 8",
-    ),
-    "StableHLO typo": (
-        "func.func @main(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
-        "  %0 = stablehlo.dot_genral %x, %w, contracting_dims = [1] x [0] : "
-        "(tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>\n"
-        "  return %0 : tensor<4x4xf32>\n}\n",
-        "2:8: error: custom op 'stablehlo.dot_genral' is unknown",
-    ),
-}
-
-
-@pytest.mark.parametrize("defect", list(BAD_MODELS))
-def test_an_error_in_the_model_is_at_its_place_in_the_file_as_compile_says_it(defect):
-    text, expected = BAD_MODELS[defect]
-    with pytest.raises(DiagnosticError) as caught:
-        tune_model(text, SMALL, filename="models/bad.mlir")
-    line, column = (int(n) for n in expected.split(":")[:2])
-    source_line = text.splitlines()[line - 1]
-    assert str(caught.value) == (
-        f"models/bad.mlir:{expected}\n{source_line}\n{' ' * (column - 1)}^"
-    )
-    with pytest.raises(DiagnosticError) as compiled:
-        compile(text, filename="models/bad.mlir")
-    assert str(compiled.value) == str(caught.value)
-
-
-TWO_FUNCTIONS = """func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {
-  return %x : tensor<4xf32>
-}
-func.func @b(%x: tensor<4xf32>) -> tensor<4xf32> {
-  return %x : tensor<4xf32>
-}
-"""
-
-
-def test_input_and_function_errors_point_at_the_signature_of_the_function():
-    signature = DYNAMIC.splitlines()[1]
-    assert signature.startswith("func.func @dynamic(")
-
-    def error(text, **options) -> str:
-        with pytest.raises(DiagnosticError) as caught:
-            tune_model(text, replace(SMALL, **options), filename="dyn.mlir")
-        return str(caught.value)
-
-    assert error(DYNAMIC) == (
-        "dyn.mlir:2:1: error: argument 0 of @dynamic is tensor<?x256xf32>: give the example "
-        f"shape of every argument (--input 40x256xf32, one per argument)\n{signature}\n^"
-    )
-    assert error(DYNAMIC, input_shapes=("4x256",)) == (
-        f"dyn.mlir:2:1: error: @dynamic takes 2 arguments; 1 input shape was given\n{signature}\n^"
-    )
-    assert error(DYNAMIC, input_shapes=("4x255", "256x256")) == (
-        "dyn.mlir:2:1: error: input shape 4x255 does not fit argument 0 of @dynamic "
-        f"(tensor<?x256xf32>)\n{signature}\n^"
-    )
-    assert error(DYNAMIC, function="nope") == (
-        f"dyn.mlir:2:1: error: the model has no public function @nope (it has @dynamic)\n"
-        f"{signature}\n^"
-    )
-    assert error(TWO_FUNCTIONS) == (
-        "dyn.mlir:4:1: error: the model has 2 public functions (@a, @b); name the one to tune "
-        "with --function\nfunc.func @b(%x: tensor<4xf32>) -> tensor<4xf32> {\n^"
-    )
-    assert (
-        error("") == "error: dyn.mlir: the model has no public function to tune (the file is empty)"
-    )
-
-
 def test_freeze_takes_the_choices_of_a_tuning_cache(tmp_path):
     options = TuneOptions(candidates=3, top_k=2, time_model=False, combine=False)
     online = tune_model(MLP, options, benchmark_job=fake_benchmark)
@@ -515,16 +459,38 @@ def test_freeze_takes_the_choices_of_a_tuning_cache(tmp_path):
         while len(module.decisions()) < 2 and calls < 500:
             module.function("mlp")(*args)
             calls += 1
-        decided = {group.split("::")[1]: v for (group, _), v in module.decisions().items()}
+        decided = {
+            group.split("::")[1]: (v, list(workload))
+            for (group, workload), v in module.decisions().items()
+        }
     assert len(decided) == 2
+
+    def no_job(job):
+        raise AssertionError("a dispatch the cache decided is not tuned again")
+
     frozen = tune_model(
-        MLP, replace(options, freeze=True, cache=str(cache)), benchmark_job=fake_benchmark
+        MLP,
+        replace(options, freeze=True, cache=str(cache)),
+        compile_job=no_job,
+        benchmark_job=no_job,
     )
-    assert frozen.report.policy == "static"
-    for dispatch in frozen.report.dispatches:
-        chosen = decided[f"{dispatch.export}__tuned"]
+    assert frozen.report.policy == "static" and frozen.report.cache == str(cache)
+    shown = table_text(frozen.report)
+    saved = json.loads(frozen.report.to_json())
+    for index, dispatch in enumerate(frozen.report.dispatches):
+        chosen, workload = decided[f"{dispatch.export}__tuned"]
         executable = dispatch.export.rsplit("_matmul", 1)[0]
         assert f"flow.dispatch @{executable}::@{chosen}" in frozen.lowered
+        name = (
+            chosen.removeprefix(f"{dispatch.export}__") if chosen != dispatch.export else "default"
+        )
+        assert dispatch.frozen == [FrozenChoice(name, CACHE, workload)]
+        assert saved["dispatches"][index]["frozen"] == [
+            {"variant": name, "source": "cache", "workload": workload}
+        ]
+        assert re.search(rf"{dispatch.export} .* {re.escape(name)} \(cache\) ", shown), shown
+    assert TuneReport.from_json(frozen.report.to_json()) == frozen.report
+    assert f"frozen: 2 dispatch(es) as the tuning cache {cache} decided, 0 as this run's" in shown
 
 
 def test_freeze_prefers_a_cache_export_over_the_offline_winner(tmp_path):
@@ -548,9 +514,48 @@ def test_freeze_prefers_a_cache_export_over_the_offline_winner(tmp_path):
     export = tmp_path / "decisions.json"
     export.write_text(json.dumps({"decisions": decisions}))
     frozen = tune_model(MLP, replace(options, cache=str(export)), benchmark_job=fake_benchmark)
+    shown = table_text(frozen.report)
+    assert "│ frozen " in shown.replace("┃", "│") and " best " not in shown
     for dispatch in frozen.report.dispatches:
         executable = dispatch.export.rsplit("_matmul", 1)[0]
         assert f"flow.dispatch @{executable}::@{other[dispatch.export]}(" in frozen.lowered
+        second = other[dispatch.export].split("__")[1]
+        assert re.search(rf"{dispatch.export} .* {second} \(cache\) ", shown), shown
+    # A cache that decides one dispatch: the other is tuned, and runs this run's winner.
+    export.write_text(json.dumps({"decisions": decisions[:1]}))
+    mixed = tune_model(MLP, replace(options, cache=str(export)), benchmark_job=fake_benchmark)
+    first, tuned = mixed.report.dispatches
+    assert first.frozen == [FrozenChoice(other[first.export].split("__")[1], CACHE, [])]
+    assert len(tuned.candidates) == 4 and tuned.frozen == [FrozenChoice(tuned.best.name, TUNING)]
+    assert "frozen: 1 dispatch(es) as the tuning cache" in table_text(mixed.report)
+
+
+def test_a_cache_to_freeze_is_read_before_any_work(tmp_path, monkeypatch):
+    def no_work(*args):
+        raise AssertionError("no work before the cache is read")
+
+    monkeypatch.setattr("autotune_model.pipeline.flow_phase", no_work)
+    missing = tmp_path / "missing.sqlite3"
+    for path, why in ((missing, "No such file or directory"), (tmp_path, "Is a directory")):
+        with pytest.raises(DiagnosticError) as caught:
+            tune_model(MLP, replace(SMALL, freeze=True, cache=str(path)))
+        assert str(caught.value) == f"error: cannot read tuning cache file {path}: {why}"
+    monkeypatch.undo()
+    other = tmp_path / "other.json"
+    decision = {
+        "group": "net_dispatch_0::net_dispatch_0_conv__tuned",
+        "workload": [],
+        "variant": "x",
+    }
+    other.write_text(json.dumps({"decisions": [decision]}))
+    with pytest.raises(DiagnosticError) as caught:
+        tune_model(MLP, replace(SMALL, freeze=True, cache=str(other)), compile_job=no_work)
+    assert str(caught.value) == (
+        f"error: no decision of the tuning cache {other} names a tuned dispatch of this model "
+        "(its groups: mlp_dispatch_0::mlp_dispatch_0_matmul_16x512x256_f32__tuned, "
+        "mlp_dispatch_1::mlp_dispatch_1_matmul_16x128x512_f32__tuned); freeze with the cache "
+        "of this model's module"
+    )
 
 
 def test_an_architecture_without_code_generation_is_refused_before_any_work():
