@@ -50,7 +50,9 @@ class TuneOptions:
 
 @dataclass
 class Tunable:
-    """A dispatch worth tuning: the sites that run it, IREE's config, its bench module."""
+    """A dispatch worth tuning: the sites that run it, IREE's config, its bench module;
+    when the tuning cache to freeze decided it, its decisions and what they choose
+    (`frozen`), and it is not tuned again."""
 
     export: str
     group: str  # `executable::export__tuned`, as a tuning cache names it
