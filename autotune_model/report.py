@@ -202,8 +202,13 @@ def _row(d: DispatchResult) -> tuple[str, ...]:
         _us(time),
         name,
         f"{speedup:.2f}x" if speedup else "-",
-        f"{len(d.candidates)}/{d.failed}/{len(d.kept)}",
+        "from the cache" if _from_cache(d) else f"{len(d.candidates)}/{d.failed}/{len(d.kept)}",
     )
+
+
+def _from_cache(d: DispatchResult) -> bool:
+    """Whether the tuning cache decided the dispatch (which was then not tuned)."""
+    return bool(d.frozen) and all(f.source == CACHE for f in d.frozen)
 
 
 def _chosen(report: TuneReport) -> str:
@@ -268,9 +273,10 @@ def _frozen(report: TuneReport) -> list[str]:
     if not sources:
         return []
     cache = f" {report.cache}" if report.cache else ""
+    cached = sources.count(CACHE)
     return [
-        f"frozen: {sources.count(CACHE)} dispatch(es) as the tuning cache{cache} decided, "
-        f"{sources.count(TUNING)} as this run's tuning chose"
+        f"frozen: {cached} dispatch{'' if cached == 1 else 'es'} as the tuning cache{cache} "
+        f"decided, {sources.count(TUNING)} as this run's tuning chose"
     ]
 
 
