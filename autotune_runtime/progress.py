@@ -1,5 +1,5 @@
 """Progress on the terminal: one bar per phase, with counts and an estimate of the time
-left (`rich`), in a line of at least 80 characters. On a stream that is not a terminal
+left (`rich`), readable in a line of 80 characters. On a stream that is not a terminal
 (or in a notebook without ipywidgets) there is no bar and no control character: one line
 per finished phase, with its counts."""
 
