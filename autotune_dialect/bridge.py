@@ -22,6 +22,7 @@ from xdsl.printer import Printer
 from autotune_contracts.errors import DiagnosticError, SourceLocation
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.brackets import unbalanced
+from autotune_dialect.diagnostics import named_value
 from autotune_dialect.generic_text import generic_text
 from autotune_dialect.group_syntax import OffsetMap, mlir_string, to_custom, to_generic_with_offsets
 from autotune_dialect.importer import Importer, IreeInput
@@ -83,7 +84,7 @@ def diagnostic(
             f"; first defined at {earlier}" if earlier is not None else ""
         )
     shown = source if where is not None and where.filename == filename else None
-    return DiagnosticError(message, where, shown)
+    return DiagnosticError(named_value(message, where, shown), where, shown)
 
 
 MAX_NESTING = 1000

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import re
+
 from xdsl.dialects.builtin import FileLineColLoc, NameLoc, UnregisteredOp
 from xdsl.ir import Operation
 
 from autotune_contracts.errors import DiagnosticError, SourceLocation
+
+UNDECLARED_VALUE = "use of undeclared SSA value name"
+_VALUE_NAME = re.compile(r"%[\w$.\-]+(?:#\d+)?")
+
+
+def named_value(message: str, location: SourceLocation | None, source: str | None) -> str:
+    """MLIR's `use of undeclared SSA value name` with the name it points at (`%w`)."""
+    if message != UNDECLARED_VALUE or location is None or source is None:
+        return message
+    lines = source.split("\n")
+    if not 1 <= location.line <= len(lines):
+        return message
+    name = _VALUE_NAME.match(lines[location.line - 1], location.column - 1)
+    return f"use of undeclared SSA value {name.group()}" if name else message
 
 
 def op_location(op: Operation) -> SourceLocation | None:

@@ -70,10 +70,13 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
     executor = executor_for(args.ray, args.jobs)
     try:
-        with TerminalProgress() as progress:
-            tuned = tune_model(
-                text, options, filename=args.input, executor=executor, progress=progress
-            )
+        if args.quiet:
+            tuned = tune_model(text, options, filename=args.input, executor=executor, quiet=True)
+        else:
+            with TerminalProgress() as progress:
+                tuned = tune_model(
+                    text, options, filename=args.input, executor=executor, progress=progress
+                )
     finally:
         executor.close()
     write_atomically(args.output, tuned.vmfb)
@@ -143,5 +146,11 @@ def add_command(sub) -> None:
         "--no-timing",
         action="store_true",
         help="skip the end-to-end timing against the stock build",
+    )
+    tune.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on standard error (the table and the summary are still shown)",
     )
     tune.set_defaults(run=cmd_tune_model)

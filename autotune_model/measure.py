@@ -14,6 +14,7 @@ from xdsl.ir import Operation, SSAValue
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_dialect import interop
+from autotune_dialect.diagnostics import op_location
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
 from autotune_model.bench import Operand, agree, host_outputs, numpy_dtype
@@ -45,6 +46,10 @@ class ModelFunction:
 
     def dispatches(self) -> list[Operation]:
         return [op for op in self.body.walk() if isinstance(op, DispatchOp)]
+
+    def error(self, message: str, source: str | None) -> DiagnosticError:
+        """An error about the function, at its signature line in the model's `source`."""
+        return DiagnosticError(message, op_location(self.entry), source)
 
 
 def _is_public(op: Operation) -> bool:
@@ -92,9 +97,18 @@ def public_functions(module: ModuleOp) -> list[ModelFunction]:
     return [f for f in found if id(f.entry) not in bodies]
 
 
-def model_function(module: ModuleOp, name: str | None) -> ModelFunction:
-    """The public function `name`, or the only one; a clear error otherwise."""
+def model_function(
+    module: ModuleOp, name: str | None, source: str | None = None, filename: str = "<model>"
+) -> ModelFunction:
+    """The public function `name`, or the only one; a clear error otherwise, at the
+    signature of the function it is about in the model's `source` (`filename`)."""
     functions = public_functions(module)
+    if not functions:
+        empty = source is not None and not source.strip()
+        raise DiagnosticError(
+            f"{filename}: the model has no public function to tune"
+            + (" (the file is empty)" if empty else "")
+        )
     names = [f.name for f in functions]
     if name is not None:
         for function in functions:
@@ -102,24 +116,23 @@ def model_function(module: ModuleOp, name: str | None) -> ModelFunction:
                 return function
         twin = next((f for f in functions if symbol_name(f.body) == name), None)
         if twin is not None:
-            raise DiagnosticError(
+            raise twin.error(
                 f"@{name} is IREE's asynchronous form of @{twin.name} (it takes fences); "
-                f"tune @{twin.name}"
+                f"tune @{twin.name}",
+                source,
             )
-        raise DiagnosticError(
+        raise functions[0].error(
             f"the model has no public function @{name} (it has "
             + ", ".join(f"@{n}" for n in names)
-            + ")"
+            + ")",
+            source,
         )
     if len(functions) != 1:
-        raise DiagnosticError(
-            "the model has "
-            + (
-                f"{len(functions)} public functions (" + ", ".join(f"@{n}" for n in names) + ")"
-                if functions
-                else "no public function"
-            )
-            + "; name the one to tune with --function"
+        raise functions[1].error(
+            f"the model has {len(functions)} public functions ("
+            + ", ".join(f"@{n}" for n in names)
+            + "); name the one to tune with --function",
+            source,
         )
     return functions[0]
 
@@ -140,10 +153,13 @@ def parse_shape(text: str) -> tuple[tuple[int, ...], str | None]:
     return tuple(int(p) for p in parts), element
 
 
-def function_inputs(function: ModelFunction, shapes: Sequence[InputShape] | None) -> list[Operand]:
+def function_inputs(
+    function: ModelFunction, shapes: Sequence[InputShape] | None, source: str | None = None
+) -> list[Operand]:
     """The model function's arguments at their example shapes: static sizes from its
     signature, dynamic ones from `shapes` (one per argument, required when any is dynamic).
-    The argument types are the tensors IREE imports the arguments as."""
+    The argument types are the tensors IREE imports the arguments as. An error is at the
+    function's signature in the model's `source`."""
     args = function.arguments
     imported: dict[object, TensorType] = {}
     for op in function.body.walk():
@@ -151,29 +167,34 @@ def function_inputs(function: ModelFunction, shapes: Sequence[InputShape] | None
             imported.setdefault(op.operands[0], op.results[0].type)
     name = function.name
     if shapes is not None and len(shapes) != len(args):
-        raise DiagnosticError(
-            f"@{name} takes {len(args)} arguments; {len(shapes)} input shapes were given"
+        raise function.error(
+            f"@{name} takes {len(args)} arguments; {len(shapes)} input "
+            + ("shape was" if len(shapes) == 1 else "shapes were")
+            + " given",
+            source,
         )
     operands = []
     for index, arg in enumerate(args):
         type_ = imported.get(arg)
         if type_ is None:
-            raise DiagnosticError(
-                f"argument {index} of @{name} is not a tensor; it cannot be tuned"
+            raise function.error(
+                f"argument {index} of @{name} is not a tensor; it cannot be tuned", source
             )
         declared = list(type_.get_shape())
         element = interop.mlir_text(type_.get_element_type())
         dtype = numpy_dtype(type_.get_element_type())
         if dtype is None:
-            raise DiagnosticError(
+            raise function.error(
                 f"argument {index} of @{name} has element type {element}, which tune-model "
-                "cannot make inputs of"
+                "cannot make inputs of",
+                source,
             )
         if shapes is None:
             if any(d < 0 for d in declared):
-                raise DiagnosticError(
+                raise function.error(
                     f"argument {index} of @{name} is {interop.mlir_text(type_)}: give the example "
-                    "shape of every argument (--input 40x256xf32, one per argument)"
+                    "shape of every argument (--input 40x256xf32, one per argument)",
+                    source,
                 )
             shape = tuple(declared)
         else:
@@ -186,9 +207,10 @@ def function_inputs(function: ModelFunction, shapes: Sequence[InputShape] | None
                 or any(d >= 0 and d != s for d, s in zip(declared, shape, strict=False))
                 or given_element not in (None, element)
             ):
-                raise DiagnosticError(
+                raise function.error(
                     f"input shape {text or 'scalar'} does not fit argument {index} of @{name} "
-                    f"({interop.mlir_text(type_)})"
+                    f"({interop.mlir_text(type_)})",
+                    source,
                 )
         operands.append(Operand(shape, dtype))
     return operands

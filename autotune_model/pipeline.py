@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
@@ -25,47 +25,49 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from autotune_contracts.errors import DiagnosticError
 from autotune_dialect import parse_module, print_module
 from autotune_dialect.flow import DispatchOp
-from autotune_dialect.interop import symbol_name
 from autotune_dialect.iree_ir import renamed_locations
-from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.variants import ROOT_OP_WORDS, tile_variants
 from autotune_model.bench import (
     BenchmarkJob,
-    BenchModule,
     Compiled,
     CompileJob,
     Measured,
-    agree,
     at_flow_phase,
     bench_module,
     benchmark_dispatch,
     compile_candidate,
     root_loop_count,
 )
-from autotune_model.candidates import Candidate, candidates, combined, loop_count, tile_lists
+from autotune_model.candidates import (
+    DEFAULT,
+    Candidate,
+    candidates,
+    combined,
+    loop_count,
+    tile_lists,
+)
 from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
+from autotune_model.freeze import take_cached
 from autotune_model.measure import (
-    InputShape,
     ModelFunction,
     check_model,
     function_inputs,
     model_function,
     time_model,
 )
+from autotune_model.progress import TerminalProgress, watched
 from autotune_model.report import (
-    FAILED_TO_COMPILE,
-    FAILED_TO_RUN,
     KEPT,
-    REFERENCE,
+    NOISE,
     SLOWER,
-    WRONG,
-    CandidateResult,
-    DispatchResult,
+    TUNING,
+    FrozenChoice,
     TuneReport,
 )
 from autotune_model.root_forms import configured_forms
 from autotune_model.sizes import host_values
+from autotune_model.tunable import Tunable, TuneOptions, judge
 from lowering.autotune_to_iree import lower_module
 from lowering.decisions import load_decisions
 from lowering.dispatch_configs import DispatchConfig, default_configs
@@ -75,36 +77,12 @@ from lowering.driver import (
     check_target,
     compile_lowered,
     failure_summary,
-    first_error,
+    model_error,
     run_iree_compile,
     target_flags,
 )
 
 DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda"}
-
-
-@dataclass(frozen=True)
-class TuneOptions:
-    """How to tune: the target, the model function and its example input shapes (needed
-    when it takes dynamic sizes), the policy of the groups, how many candidates to try and
-    keep, and the numerical tolerance against IREE's own configuration."""
-
-    target: str = "llvm-cpu"
-    arch: str | None = None
-    function: str | None = None
-    input_shapes: tuple[InputShape, ...] | None = None
-    policy: str = "online"
-    freeze: bool = False
-    cache: str | None = None
-    top_k: int = 2
-    candidates: int = 8
-    tolerance: float = 1e-3
-    check_tolerance: float = 1e-2  # the whole model's results against the stock build's
-    repeats: int = 15
-    time_model: bool = True
-    faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
-    combine: bool = True  # a second round: the best two changes to different lists together
-    slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
 
 
 class Progress(Protocol):
@@ -132,47 +110,6 @@ class TunedModel:
     report: TuneReport
 
 
-@dataclass
-class _Tunable:
-    """A dispatch worth tuning: the sites that run it, IREE's config, its bench module."""
-
-    export: str
-    config: DispatchConfig
-    bench: BenchModule
-    workload: list[int]
-    candidates: list[Candidate]
-    result: DispatchResult = field(init=False)
-    finalists: list[Candidate] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.finalists = list(self.candidates)  # the candidates of the current round
-        operands = [o.text for o in self.bench.operands]
-        self.result = DispatchResult(self.export, self.config.root_op, self.workload, operands)
-
-    @property
-    def kept_candidates(self) -> list[Candidate]:
-        kept = set(self.result.kept)
-        return [c for c in self.candidates if c.name in kept]
-
-    @staticmethod
-    def names(candidates: Sequence[Candidate]) -> set[str]:
-        return {c.name for c in candidates}
-
-    @property
-    def gain_ns(self) -> float:
-        """How much faster than IREE's own configuration the best kept candidate ran alone."""
-        best = self.result.best
-        if best is None or self.result.default_ns is None or best.median_ns is None:
-            return 0.0
-        return self.result.default_ns - best.median_ns
-
-    def ungroup(self, why: str) -> None:
-        """Leave the dispatch as IREE builds it: its kept candidates become slower ones."""
-        for result in self.result.candidates:
-            if result.fate == KEPT:
-                result.fate, result.detail = SLOWER, why
-
-
 def input_type_flags(text: str) -> list[str]:
     """`iree-compile` flags for the model's input dialect."""
     return ["--iree-input-type=stablehlo"] if "stablehlo." in text else []
@@ -184,9 +121,11 @@ def flow_phase(text: str, target: str, arch: str | None, filename: str) -> str:
     flags = [*target_flags(target, arch), *input_type_flags(text)]
     flags += ["--compile-to=flow", "--mlir-print-debuginfo"]
     code, out, log = run_iree_compile(text, flags)
-    if code != 0 or first_error(log) is not None:
-        error = first_error(log) or failure_summary(log, code)
-        raise DiagnosticError(f"{filename}: iree-compile cannot build the model: {error}")
+    error = model_error(log, text, filename)
+    if error is not None:
+        raise error
+    if code != 0:
+        raise DiagnosticError(f"{filename}: {failure_summary(log, code)}")
     return renamed_locations(out.decode(), filename, read_as="<stdin>")
 
 
@@ -233,8 +172,8 @@ def _tunables(
     values,
     options: TuneOptions,
     report: TuneReport,
-) -> list[_Tunable]:
-    found: dict[str, _Tunable] = {}
+) -> list[Tunable]:
+    found: dict[str, Tunable] = {}
     for dispatch in function.dispatches():
         export = _export_name(dispatch)
         if export in found or export in report.skipped:
@@ -268,7 +207,8 @@ def _tunables(
             report.skipped[export] = "no candidate around IREE's configuration"
             continue
         workload = [values[w] for w in dispatch.workload]
-        found[export] = _Tunable(export, config, bench, workload, generated)
+        group = f"{dispatch.entry_point.root_reference.data}::{export}__tuned"
+        found[export] = Tunable(export, group, config, bench, workload, generated)
     return list(found.values())
 
 
@@ -279,6 +219,7 @@ def tune_model(
     filename: str = "<model>",
     executor: Executor | None = None,
     progress: Progress | None = None,
+    quiet: bool = False,
     compile_job: Callable[[CompileJob], Compiled] = compile_candidate,
     benchmark_job: Callable[[BenchmarkJob], list[Measured]] = benchmark_dispatch,
 ) -> TunedModel:
@@ -289,16 +230,38 @@ def tune_model(
     the one with the smallest gain alone first, until it is not (at worst it is the stock
     module).
 
+    Progress goes to `progress`; by default, where a person watches (a terminal, a
+    notebook), to bars on standard error (`TerminalProgress`), unless `quiet`.
+
     `compile_job` and `benchmark_job` are the two jobs (injectable, Triton-style: a test
     or another device brings its own); they run on `executor` (default: local workers, one
     per core)."""
-    progress = progress or NoProgress()
+    jobs = (compile_job, benchmark_job)
+    if progress is None and not quiet and watched():
+        with TerminalProgress() as shown:
+            return _tune(model, options, filename, executor, shown, jobs)
+    return _tune(model, options, filename, executor, progress or NoProgress(), jobs)
+
+
+def _tune(
+    model: str,
+    options: TuneOptions,
+    filename: str,
+    executor: Executor | None,
+    progress: Progress,
+    jobs: tuple[Callable, Callable],
+) -> TunedModel:
+    compile_job, benchmark_job = jobs
     executor = executor or LocalExecutor()
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
     policy = "static" if options.freeze else options.policy
     report = TuneReport(filename, options.target, options.arch, policy, executor.name)
     report.seconds = seconds
+    # Read first: a missing or unreadable cache fails before any work.
+    cache = options.cache if options.freeze else None
+    decisions = load_decisions(cache)
+    report.cache = cache
 
     def lap(phase: str) -> None:
         nonlocal clock
@@ -315,42 +278,41 @@ def tune_model(
     for export, why in unformed.items():
         report.skipped[export] = f"{why}; not tuned"
     module = parse_module(flow, f"{filename} (flow phase)")
-    function = model_function(module, options.function)
+    function = model_function(module, options.function, model, filename)
     function_name = function.name
-    inputs = function_inputs(function, options.input_shapes)
+    inputs = function_inputs(function, options.input_shapes, model)
     values = host_values(function.body, function.arguments, [o.shape for o in inputs])
     tunables = _tunables(module, function, configs, values, options, report)
+    if decisions:
+        take_cached(tunables, decisions, str(cache), report)
+    tuned = [t for t in tunables if not t.frozen]
     lap("analyse")
 
     flags = (*target_flags(options.target, options.arch), *FROM_FLOW)
     device = DEVICES[options.target]
     benchmarked = device_available(device)
-    round_one = [(t, c) for t in tunables for c in t.candidates]
-    jobs = (compile_job, benchmark_job)
+    round_one = [(t, c) for t in tuned for c in t.candidates]
     compiled = _compile(round_one, flags, executor, compile_job, progress)
     lap("compile")
     measured: dict[tuple[str, str], Measured] = {}
     if benchmarked:
-        measured = _benchmark(
-            tunables, compiled, device, options, executor, benchmark_job, progress
-        )
+        measured = _benchmark(tuned, compiled, device, options, executor, benchmark_job, progress)
     else:
         report.notes.append(
             f"not benchmarked: no {device} device here; each group has the first "
             f"{options.top_k} candidates that built, and the run time chooses"
         )
     lap("benchmark")
-    for tunable in tunables:
-        _judge(tunable, tunable.candidates, compiled, measured, options, benchmarked)
+    for tunable in tuned:
+        judge(tunable, tunable.candidates, compiled, measured, options, benchmarked)
 
     if benchmarked and options.combine:
-        _combine(tunables, compiled, measured, flags, device, options, executor, jobs, progress)
+        _combine(tuned, compiled, measured, flags, device, options, executor, jobs, progress)
         lap("combine")
     report.dispatches = [t.result for t in tunables]
 
-    decisions = load_decisions(options.cache) if options.freeze and options.cache else []
     grouped = [t for t in tunables if t.result.kept]
-    vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy, decisions)
+    vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy)
     lap("build")
 
     stock = None
@@ -361,16 +323,17 @@ def tune_model(
     if options.time_model and stock is not None:
         report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
         lap("measure")
-        # The guard: groups that cost the model more than they gain go, smallest gain first.
-        while grouped and report.timing.ratio > options.slower_at_most:
-            dropped = min(grouped, key=lambda t: t.gain_ns)
+        # The guard: groups that cost the model more than they gain go, smallest gain
+        # first (the cache's choices stay: they were made where the module serves).
+        droppable = [t for t in grouped if not t.frozen]
+        while droppable and report.timing.ratio > options.slower_at_most:
+            dropped = min(droppable, key=lambda t: t.gain_ns)
             grouped.remove(dropped)
+            droppable.remove(dropped)
             dropped.ungroup(
                 f"the model was {report.timing.ratio:.3f}x the stock build's time with it"
             )
-            vmfb, lowered = _build(
-                flow, filename, function_name, grouped, options, policy, decisions
-            )
+            vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy)
             lap("build")
             report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
             lap("measure")
@@ -386,8 +349,12 @@ def tune_model(
                 f"the tuned module failed its last check ({failure}); it is written "
                 "without groups, as the stock build"
             )
-            vmfb, lowered = _build(flow, filename, function_name, [], options, policy, decisions)
+            vmfb, lowered = _build(flow, filename, function_name, [], options, policy)
         lap("check")
+    if policy == "static":
+        for tunable in tunables:
+            winner = tunable.winner if tunable in grouped else DEFAULT.name
+            tunable.result.frozen = tunable.frozen or [FrozenChoice(winner, TUNING)]
     report.peak_rss_mb = peak_memory()
     return TunedModel(vmfb, lowered, report)
 
@@ -403,7 +370,7 @@ def peak_memory() -> dict[str, int]:
 
 
 def _compile(
-    pairs: Sequence[tuple[_Tunable, Candidate]],
+    pairs: Sequence[tuple[Tunable, Candidate]],
     flags: tuple[str, ...],
     executor: Executor,
     compile_job: Callable[[CompileJob], Compiled],
@@ -411,6 +378,8 @@ def _compile(
 ) -> dict[tuple[str, str], Compiled]:
     """Every (dispatch, candidate) built alone: (export, candidate name) -> the outcome."""
     jobs = [CompileJob(t.export, c, t.bench, flags) for t, c in pairs]
+    if not jobs:
+        return {}
     progress.phase("compile candidates", len(jobs))
     done = executor.run(
         compile_job, jobs, lambda r: progress.advance(f"{r.dispatch} {r.candidate.name}")
@@ -419,7 +388,7 @@ def _compile(
 
 
 def _benchmark(
-    tunables: Sequence[_Tunable],
+    tunables: Sequence[Tunable],
     compiled: dict[tuple[str, str], Compiled],
     device: str,
     options: TuneOptions,
@@ -446,6 +415,8 @@ def _benchmark(
                     dispatches=tunable.bench.repeat,
                 )
             )
+    if not jobs:
+        return {}
     progress.phase("benchmark dispatches", len(jobs))
     done = executor.run(
         benchmark_job,
@@ -458,7 +429,7 @@ def _benchmark(
 
 
 def _combine(
-    tunables: Sequence[_Tunable],
+    tunables: Sequence[Tunable],
     compiled: dict[tuple[str, str], Compiled],
     measured: dict[tuple[str, str], Measured],
     flags: tuple[str, ...],
@@ -484,18 +455,18 @@ def _combine(
         finalists = tunable.names(tunable.finalists)
         earlier = [r for r in tunable.result.candidates if r.name not in finalists]
         tunable.result.candidates = []
-        _judge(tunable, tunable.finalists, compiled, measured, options, benchmarked=True)
+        judge(tunable, tunable.finalists, compiled, measured, options, benchmarked=True)
         tunable.result.candidates += earlier  # none of them was kept in round one
         tunable.candidates.append(extra[tunable.export])
 
 
-def _combination(tunable: _Tunable) -> Candidate | None:
+def _combination(tunable: Tunable) -> Candidate | None:
     """The best candidate of round one joined with the best one that changes other tile
     lists, when both beat IREE's own."""
     default = tunable.result.default_ns
     by_name = {c.name: c for c in tunable.candidates}
     faster = sorted(
-        (r for r in tunable.result.candidates if r.fate in (KEPT, SLOWER) and r.median_ns),
+        (r for r in tunable.result.candidates if r.fate in (KEPT, SLOWER, NOISE) and r.median_ns),
         key=lambda r: r.median_ns or 0.0,
     )
     faster = [r for r in faster if default and r.median_ns and r.median_ns < default]
@@ -510,10 +481,9 @@ def _build(
     flow: str,
     filename: str,
     function_name: str,
-    grouped: Sequence[_Tunable],
+    grouped: Sequence[Tunable],
     options: TuneOptions,
     policy: str,
-    decisions: list[dict],
 ) -> tuple[bytes, str]:
     """The tuned module: the flow phase with a group for each of `grouped`, lowered with
     the policy, compiled."""
@@ -522,83 +492,23 @@ def _build(
     for dispatch in model_function(module, function_name).dispatches():
         sites.setdefault(_export_name(dispatch), []).append(dispatch)
     for tunable in grouped:
-        _make_group(module, sites[tunable.export], tunable, policy, decisions)
-    lower_module(module, policy, options.cache if options.freeze else None)
+        _make_group(module, sites[tunable.export], tunable, policy)
+    decisions = [d for t in grouped if t.frozen for d in t.decisions]
+    lower_module(module, policy, options.cache, decisions=decisions)
     lowered = print_module(module, locations=True)
     flow_phase_text = compile_lowered(lowered, options.target, options.arch, extra_args=TO_FLOW)
     built, _ = kernels_as_given(flow_phase_text.decode(), lowered)
     return compile_lowered(built, options.target, options.arch, extra_args=FROM_FLOW), lowered
 
 
-def _judge(
-    tunable: _Tunable,
-    finalists: Sequence[Candidate],
-    compiled: dict[tuple[str, str], Compiled],
-    measured: dict[tuple[str, str], Measured],
-    options: TuneOptions,
-    benchmarked: bool,
-) -> None:
-    """Each candidate's fate: dropped (failed, wrong), kept (top-k faster than IREE's),
-    or slower. Without benchmarks, the first k that built are kept."""
-    results = tunable.result.candidates
-    reference: Measured | None = None
-    timed: list[tuple[float, CandidateResult]] = []
-    for candidate in finalists:
-        key = (tunable.export, candidate.name)
-        build = compiled[key]
-        if build.vmfb is None:
-            results.append(CandidateResult(candidate.name, FAILED_TO_COMPILE, detail=build.error))
-            continue
-        run = measured.get(key)
-        if not benchmarked:
-            results.append(CandidateResult(candidate.name, SLOWER))
-            continue
-        if run is None or run.error is not None or not run.times_ns:
-            results.append(
-                CandidateResult(candidate.name, FAILED_TO_RUN, detail=run.error if run else None)
-            )
-            continue
-        if candidate.is_default:
-            reference = run
-            results.append(CandidateResult(candidate.name, REFERENCE, run.median_ns))
-            continue
-        if reference is None or not agree(run.outputs, reference.outputs, options.tolerance):
-            why = (
-                "IREE's own configuration gave none to compare with" if reference is None else None
-            )
-            results.append(CandidateResult(candidate.name, WRONG, run.median_ns, why))
-            continue
-        results.append(CandidateResult(candidate.name, SLOWER, run.median_ns))
-        timed.append((run.median_ns, results[-1]))
-    if not benchmarked:
-        for result in [r for r in results[1:] if r.fate == SLOWER][: options.top_k]:
-            result.fate = KEPT
-        return
-    if reference is None:
-        return
-    faster = sorted(
-        (t for t in timed if t[0] * options.faster_by < reference.median_ns),
-        key=lambda t: t[0],
-    )
-    for _, result in faster[: options.top_k]:
-        result.fate = KEPT
-
-
-def _make_group(
-    module: ModuleOp, sites: list[DispatchOp], tunable: _Tunable, policy: str, decisions
-) -> None:
+def _make_group(module: ModuleOp, sites: list[DispatchOp], tunable: Tunable, policy: str) -> None:
     """Make the dispatch's sites run a group of IREE's export and the kept candidates."""
     kept = {c.name: c.compilation_info for c in tunable.candidates if c.name in tunable.result.kept}
     params: dict[str, object] = {"policy": policy}
     first = sites[0]
-    if policy == "static":
-        best = tunable.result.best
-        export = tunable.export
-        executable = lookup_symbol(first, type(first.entry_point)(first.entry_point.root_reference))
-        group_name = f"{symbol_name(executable)}::{export}__tuned"
-        if not any(d["group"] == group_name for d in decisions):
-            winner = best.name if best is not None and best.name in kept else None
-            params["choice"] = export if winner is None else f"{export}__{winner}"
+    if policy == "static" and not tunable.frozen:  # else the cache's decisions choose
+        winner = tunable.winner
+        params["choice"] = tunable.export + ("" if winner == DEFAULT.name else f"__{winner}")
     elif policy in ("explicit", "init"):
         params["workloads"] = [tunable.workload]
     tile_variants(module, first, kept, **params)

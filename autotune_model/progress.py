@@ -2,6 +2,6 @@
 estimate of the time left; on a stream that is not a terminal, one line per finished
 phase. Shared with `iree-autotune tune` (`autotune_runtime/progress.py`)."""
 
-from autotune_runtime.progress import TerminalProgress
+from autotune_runtime.progress import TerminalProgress, watched
 
-__all__ = ["TerminalProgress"]
+__all__ = ["TerminalProgress", "watched"]

@@ -9,6 +9,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rich.console import Console
 from rich.table import Table
 
 REPORT_VERSION = 1
@@ -17,10 +18,15 @@ REPORT_VERSION = 1
 REFERENCE = "reference"  # IREE's own configuration: always a variant, first
 KEPT = "kept"  # a variant of the tuned dispatch's group
 SLOWER = "slower"  # correct, but not among the top-k faster than the default
+NOISE = "within noise"  # faster than the default by less than the tuner trusts
 FAILED_TO_COMPILE = "failed to compile"
 FAILED_TO_RUN = "failed to run"
 WRONG = "wrong results"
 FAILED = (FAILED_TO_COMPILE, FAILED_TO_RUN, WRONG)
+
+# Where a frozen module's choice for a dispatch came from.
+CACHE = "cache"  # the tuning cache's decision (`--freeze --cache`)
+TUNING = "tuning"  # this run's tuning: the offline winner
 
 
 @dataclass
@@ -34,6 +40,20 @@ class CandidateResult:
 
 
 @dataclass
+class FrozenChoice:
+    """What a frozen (`static`) module runs for a dispatch: a candidate's name (`default`:
+    IREE's own), where the choice came from (`CACHE` or `TUNING`), and the workload the
+    cache decided it for (None: every workload)."""
+
+    variant: str
+    source: str
+    workload: list[int] | None = None
+
+    def __str__(self) -> str:
+        return f"{self.variant} at {self.workload}" if self.workload else self.variant
+
+
+@dataclass
 class DispatchResult:
     """One tuned dispatch: its export, the sizes it was benchmarked at, its candidates."""
 
@@ -42,6 +62,7 @@ class DispatchResult:
     workload: list[int]
     operands: list[str]  # the tensor operands' shapes, as `16x256xf32`
     candidates: list[CandidateResult] = field(default_factory=list)
+    frozen: list[FrozenChoice] = field(default_factory=list)  # `static`: what runs
 
     @property
     def default_ns(self) -> float | None:
@@ -106,6 +127,7 @@ class TuneReport:
     # Largest resident memory while tuning (MB): this process, and the largest of the
     # processes it started (iree-compile); None where not measured.
     peak_rss_mb: dict[str, int] | None = None
+    cache: str | None = None  # the tuning cache whose decisions were frozen
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -129,6 +151,7 @@ class TuneReport:
                     list(d["workload"]),
                     list(d["operands"]),
                     [CandidateResult(**c) for c in d["candidates"]],
+                    [FrozenChoice(**f) for f in d.get("frozen", [])],
                 )
                 for d in data["dispatches"]
             ]
@@ -145,6 +168,7 @@ class TuneReport:
                 timing,
                 dict(data["seconds"]),
                 data.get("peak_rss_mb"),
+                data.get("cache"),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"a tune-model report with a missing or bad field ({err})") from None
@@ -154,42 +178,112 @@ def _us(ns: float | None) -> str:
     return "-" if ns is None or not math.isfinite(ns) else f"{ns / 1000:.1f}"
 
 
-def dispatch_table(report: TuneReport) -> Table:
-    """One row per tuned dispatch: shape, default and best time, speedup, candidates."""
-    table = Table(title=f"tune-model {report.model} ({report.target}, policy {report.policy})")
-    for column in ("dispatch", "root op", "operands", "default us", "best us", "best", "speedup"):
-        table.add_column(
-            column, justify="right" if "us" in column or column == "speedup" else "left"
-        )
-    table.add_column("tried / failed / kept", justify="right")
-    for d in report.dispatches:
+def _shown(d: DispatchResult) -> tuple[CandidateResult | None, str]:
+    """The variant a row shows and its name: what a frozen module runs (and where the
+    choice came from), else the fastest variant of the group."""
+    if not d.frozen:
         best = d.best
-        table.add_row(
-            d.export,
-            d.root_op,
-            ", ".join(d.operands),
-            _us(d.default_ns),
-            _us(best.median_ns if best else None),
-            best.name if best else "-",
-            f"{d.speedup:.2f}x" if d.speedup else "-",
-            f"{len(d.candidates)} / {d.failed} / {len(d.kept)}",
-        )
+        return best, best.name if best else "-"
+    sources = sorted({f.source for f in d.frozen})
+    named = {c.name: c for c in d.candidates}
+    only = named.get(d.frozen[0].variant) if len(d.frozen) == 1 else None
+    return only, ", ".join(map(str, d.frozen)) + f" ({', '.join(sources)})"
+
+
+def _row(d: DispatchResult) -> tuple[str, ...]:
+    shown, name = _shown(d)
+    time = shown.median_ns if shown else None
+    speedup = d.default_ns / time if d.default_ns and time else None
+    return (
+        d.export,
+        d.root_op,
+        ", ".join(d.operands),
+        _us(d.default_ns),
+        _us(time),
+        name,
+        f"{speedup:.2f}x" if speedup else "-",
+        "from the cache" if _from_cache(d) else f"{len(d.candidates)}/{d.failed}/{len(d.kept)}",
+    )
+
+
+def _from_cache(d: DispatchResult) -> bool:
+    """Whether the tuning cache decided the dispatch (which was then not tuned)."""
+    return bool(d.frozen) and all(f.source == CACHE for f in d.frozen)
+
+
+def _chosen(report: TuneReport) -> str:
+    return "frozen" if any(d.frozen for d in report.dispatches) else "best"
+
+
+def dispatch_table(report: TuneReport) -> Table:
+    """One row per tuned dispatch: shape, default and best time, speedup, candidates; for
+    a frozen module, what it runs (`frozen`) in place of the best. Names are never cut."""
+    table = Table(title=f"tune-model {report.model} ({report.target}, policy {report.policy})")
+    chosen = _chosen(report)
+    for column in ("dispatch", "root op", "operands"):
+        table.add_column(column, overflow="fold")
+    for column in ("default us", f"{chosen} us"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column(chosen, overflow="fold")
+    table.add_column("speedup", justify="right", no_wrap=True)
+    table.add_column("tried/failed/kept", justify="right", no_wrap=True)
+    for d in report.dispatches:
+        table.add_row(*_row(d))
     return table
 
 
-def summary_lines(report: TuneReport) -> list[str]:
-    """The model's end-to-end result, the time spent, and what was dropped or skipped."""
-    lines = []
-    if report.timing is not None:
-        t = report.timing
+def dispatch_lines(report: TuneReport) -> list[str]:
+    """The table's rows as lines, for a terminal too narrow for the table: two lines per
+    dispatch, its whole name first."""
+    chosen = _chosen(report)
+    lines = [f"tune-model {report.model} ({report.target}, policy {report.policy})"]
+    for d in report.dispatches:
+        export, root, operands, default, time, name, speedup, counts = _row(d)
+        lines.append(f"{export} ({root}: {operands})")
         lines.append(
-            f"end to end (@{t.function}, {t.calls} calls each): stock {_us(t.stock_ns)} us, "
-            f"tuned {_us(t.tuned_ns)} us, tuned/stock {t.ratio:.3f} "
-            f"({1 / t.ratio:.2f}x)"
+            f"  default {default} us, {chosen} {name} {time} us, speedup {speedup}, "
+            f"tried/failed/kept {counts}"
         )
-        if t.settle_calls is not None:
-            state = "every group settled" if t.settled else "not every group had settled"
-            lines.append(f"online tuning: {state} after {t.settle_calls} calls")
+    return lines
+
+
+def _end_to_end(report: TuneReport) -> list[str]:
+    t = report.timing
+    if t is None:
+        return []
+    head = f"end to end (@{t.function}, {t.calls} calls each): "
+    if not any(d.kept for d in report.dispatches):
+        return [
+            head + "no variant was kept, so the module is the stock build "
+            f"(stock {_us(t.stock_ns)} us, this build {_us(t.tuned_ns)} us: the difference "
+            "is noise)"
+        ]
+    lines = [
+        head + f"stock {_us(t.stock_ns)} us, tuned {_us(t.tuned_ns)} us, "
+        f"tuned/stock {t.ratio:.3f} ({1 / t.ratio:.2f}x)"
+    ]
+    if t.settle_calls is not None:
+        state = "every group settled" if t.settled else "not every group had settled"
+        lines.append(f"online tuning: {state} after {t.settle_calls} calls")
+    return lines
+
+
+def _frozen(report: TuneReport) -> list[str]:
+    sources = [f.source for d in report.dispatches for f in d.frozen[:1]]
+    if not sources:
+        return []
+    cache = f" {report.cache}" if report.cache else ""
+    cached = sources.count(CACHE)
+    return [
+        f"frozen: {cached} dispatch{'' if cached == 1 else 'es'} as the tuning cache{cache} "
+        f"decided, {sources.count(TUNING)} as this run's tuning chose"
+    ]
+
+
+def summary_lines(report: TuneReport) -> list[str]:
+    """The model's end-to-end result, what was frozen, the time spent, and what was
+    dropped or skipped."""
+    lines = _end_to_end(report) + _frozen(report)
     spent = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
     lines.append(f"tuning time: {spent}")
     if report.peak_rss_mb:
@@ -245,15 +339,22 @@ def write_plot(report: TuneReport, path: str | Path) -> None:
     plt.close(figure)
 
 
-def print_report(report: TuneReport) -> None:
-    """The table and the summary lines on standard output."""
-    from rich.console import Console
+WIDEST = 10_000
+"""The most characters a line of the table takes on a stream that is not a terminal."""
 
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
-    if report.dispatches:
-        console.print(dispatch_table(report))
+
+def print_report(report: TuneReport, console: Console | None = None) -> None:
+    """The table and the summary lines on standard output (or `console`)."""
+    console = console or Console(highlight=False)
+    table = dispatch_table(report)
+    width = console.measure(table, options=console.options.update(max_width=WIDEST)).maximum
+    if not console.is_terminal:  # a file or a pipe: one line per row, however long
+        console.width = max(console.width, width)
+    if report.dispatches and width > console.width:
+        for line in dispatch_lines(report):
+            console.print(line, markup=False)
+    elif report.dispatches:
+        console.print(table)
     else:
         console.print("no dispatch was tuned")
     for line in summary_lines(report):

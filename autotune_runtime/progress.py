@@ -1,9 +1,11 @@
 """Progress on the terminal: one bar per phase, with counts and an estimate of the time
-left (`rich`). On a stream that is not a terminal there is no bar and no control
-character: one line per finished phase, with its counts."""
+left (`rich`), readable in a line of 80 characters. On a stream that is not a terminal
+(or in a notebook without ipywidgets) there is no bar and no control character: one line
+per finished phase, with its counts."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 
@@ -16,6 +18,26 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
+
+BAR_WIDTH = 20
+"""Characters of the bar: with the counts and times, a line of 80 characters still shows
+them whole (the name of the item done last takes the rest)."""
+
+
+def watched(console: Console | None = None) -> bool:
+    """Whether a person watches: standard error (or `console`) is a terminal, or this
+    runs in a notebook."""
+    console = console or Console(stderr=True)
+    return console.is_terminal or console.is_jupyter
+
+
+def _live(console: Console) -> bool:
+    """Whether bars can be drawn: on a terminal, or in a notebook with ipywidgets (which
+    rich draws them with there)."""
+    if console.is_jupyter:
+        return importlib.util.find_spec("ipywidgets") is not None
+    return console.is_terminal
 
 
 class TerminalProgress:
@@ -23,17 +45,23 @@ class TerminalProgress:
 
     def __init__(self, console: Console | None = None):
         self.console = console or Console(stderr=True)
-        self.live = self.console.is_terminal
+        self.live = _live(self.console)
+        fixed = Column(no_wrap=True)
         self.bars = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[label]}"),
+            TextColumn("{task.description}", table_column=fixed),
+            BarColumn(bar_width=BAR_WIDTH, table_column=fixed),
+            MofNCompleteColumn(table_column=fixed),
+            TimeElapsedColumn(table_column=fixed),
+            TextColumn("eta", table_column=fixed),
+            TimeRemainingColumn(table_column=fixed),
+            # The item's name takes what is left of the line, cut at its end.
+            TextColumn(
+                "{task.fields[label]}",
+                table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis"),
+            ),
             console=self.console,
             disable=not self.live,
+            expand=True,
         )
         self.task = None
         self.name = ""

@@ -503,16 +503,19 @@ def lower_module(
     cache: str | Path | None = None,
     base_dir: str | Path | None = None,
     verify_input: bool = True,
+    decisions: list[dict] | None = None,
 ) -> None:
     """Lower every group of `module` in place (the module must verify).
 
-    `base_dir` is where relative object paths resolve (for the groups' fingerprints). What
-    the lowering creates is verified by IREE when the module is printed (`print_module`)."""
+    `base_dir` is where relative object paths resolve (for the groups' fingerprints).
+    `decisions`, when given, are those of `cache` that the `static` choices follow (else
+    all of them, read from it). What the lowering creates is verified by IREE when the
+    module is printed (`print_module`)."""
     with deep_recursion():
         if verify_input:
             verify_module(module)
         folder = None if base_dir is None else Path(base_dir)
-        decisions = load_decisions(cache)
+        decisions = load_decisions(cache) if decisions is None else decisions
         Lowering(module, policy, decisions, folder, str(cache)).run()
 
 

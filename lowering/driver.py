@@ -20,6 +20,7 @@ from pathlib import Path
 from iree.compiler.tools.binaries import find_tool
 
 from autotune_contracts.errors import DiagnosticError, SourceLocation, shorten_literals
+from autotune_dialect.diagnostics import named_value
 from lowering.autotune_to_iree import lower_to_iree
 
 TARGETS = ("llvm-cpu", "cuda")
@@ -315,7 +316,8 @@ def compiler_error(log: str, context: _Context) -> CompilerError | None:
     own, through = _names_of_shown_op(notes, aliases)
     if not own and not through:
         own = place_names or _names_at(where, aliases)
-    message = error.message
+    shown = context.source if where is not None and where.filename == context.filename else None
+    message = named_value(error.message, where, shown)
     if unmapped:
         message += f" (at {unmapped})"
     if own:
@@ -330,8 +332,17 @@ def compiler_error(log: str, context: _Context) -> CompilerError | None:
             called_from.append(
                 (note_where, note.message + (f" ({note_unmapped})" if note_unmapped else ""))
             )
-    shown = context.source if where is not None and where.filename == context.filename else None
     return CompilerError(message, where, shown, called_from)
+
+
+def model_error(log: str, model: str, filename: str) -> CompilerError | None:
+    """The first error of iree-compile's log for a model it read from its input stream
+    (`<stdin>`), at its place in the model's file `filename`, with the source line."""
+    renamed = _STDIN_PLACE.sub(lambda _: filename, log)
+    return compiler_error(renamed, _Context(model, model, filename))
+
+
+_STDIN_PLACE = re.compile(re.escape(_STDIN) + r"(?=:\d+:\d+)")
 
 
 def _place(

@@ -5,7 +5,9 @@ a verdict that the machine's noise must not decide."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import subprocess
 import sys
 import zlib
@@ -15,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import DATA, runtime_tool
+from rich.console import Console
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_dialect.iree_ir import iree_context
@@ -23,7 +26,17 @@ from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
 from autotune_model.candidates import candidates, tile_lists
 from autotune_model.executors import LocalExecutor, SerialExecutor
 from autotune_model.pipeline import flow_phase
-from autotune_model.report import FAILED_TO_COMPILE, KEPT, REFERENCE, WRONG, TuneReport
+from autotune_model.report import (
+    CACHE,
+    FAILED_TO_COMPILE,
+    KEPT,
+    REFERENCE,
+    TUNING,
+    WRONG,
+    FrozenChoice,
+    TuneReport,
+    print_report,
+)
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
 from lowering.driver import compile_lowered
@@ -63,6 +76,13 @@ def fake_benchmark(job: BenchmarkJob) -> list[Measured]:
         Measured(job.dispatch, candidate, [fake_time(job.dispatch, candidate.name)], [])
         for candidate, _ in job.candidates
     ]
+
+
+def table_text(report: TuneReport) -> str:
+    """The report as `tune-model` prints it into a pipe."""
+    out = io.StringIO()
+    print_report(report, Console(file=out, width=80, color_system=None, highlight=False))
+    return out.getvalue()
 
 
 def table(report: TuneReport) -> list:
@@ -224,8 +244,13 @@ def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
     tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
     assert tuned.report.timing.ratio == 1.0
     assert all(not d.kept for d in tuned.report.dispatches)
-    taken_back = [c for d in tuned.report.dispatches for c in d.candidates if c.detail]
-    assert taken_back and all("stock build" in c.detail for c in taken_back)
+    taken_back = [
+        c
+        for d in tuned.report.dispatches
+        for c in d.candidates
+        if "stock build" in (c.detail or "")
+    ]
+    assert len(taken_back) == 2  # the one kept of each dispatch
     assert "__tuned" not in tuned.lowered  # no group left: the model as IREE builds it
 
 
@@ -358,11 +383,14 @@ def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
     model = tmp_path / "mlp.mlir"
     model.write_text(MLP)
     out = tmp_path / "mlp.vmfb"
-    result = cli("tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1")
+    result = cli("tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1", "--quiet")
     assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no progress
     assert "mlp_dispatch_0_matmul_16x512x256_f32" in result.stdout
-    assert "end to end (@mlp" in result.stdout and "tuned/stock" in result.stdout
     report = json.loads((tmp_path / "mlp.tune.json").read_text())
+    kept = any(c["fate"] == "kept" for d in report["dispatches"] for c in d["candidates"])
+    said = "tuned/stock" if kept else "no variant was kept, so the module is the stock build"
+    assert "end to end (@mlp" in result.stdout and said in result.stdout
     assert report["model"] == str(model) and len(report["dispatches"]) == 2
     assert report["timing"]["stock_ns"] > 0 and report["timing"]["tuned_ns"] > 0
     with load(out.read_bytes(), device="local-sync", cache=False) as module:
@@ -402,10 +430,24 @@ def test_cli_errors_name_what_is_wrong(tmp_path):
         cli("tune-model", model, "-o", out, "--function", "nope"), "no public function @nope"
     )
     assert_error(cli("tune-model", model, "-o", out, "--cache", "c.json"), "needs --freeze")
+    missing = tmp_path / "tuning.sqlite3"
+    assert_error(
+        cli("tune-model", model, "-o", out, "--freeze", "--cache", missing),
+        f"error: cannot read tuning cache file {missing}: No such file or directory\n",
+    )
     assert_error(cli("tune-model", model, "-o", out, "--tolerance", "nan"), "finite")
     broken = tmp_path / "broken.mlir"
     broken.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y\n}\n")
-    assert_error(cli("tune-model", broken, "-o", out), str(broken), "cannot build the model")
+    assert_error(
+        cli("tune-model", broken, "-o", out),
+        f"{broken}:2:12: error: expected ':'\n  return %y\n           ^\n",
+    )
+    empty = tmp_path / "empty.mlir"
+    empty.write_text("")
+    assert_error(
+        cli("tune-model", empty, "-o", out),
+        f"error: {empty}: the model has no public function to tune (the file is empty)",
+    )
     report = tmp_path / "bad.tune.json"
     report.write_text("{not json")
     assert_error(cli("report", report), str(report), "not JSON")
@@ -422,16 +464,39 @@ def test_freeze_takes_the_choices_of_a_tuning_cache(tmp_path):
         while len(module.decisions()) < 2 and calls < 500:
             module.function("mlp")(*args)
             calls += 1
-        decided = {group.split("::")[1]: v for (group, _), v in module.decisions().items()}
+        decided = {
+            group.split("::")[1]: (v, list(workload))
+            for (group, workload), v in module.decisions().items()
+        }
     assert len(decided) == 2
+
+    def no_job(job):
+        raise AssertionError("a dispatch the cache decided is not tuned again")
+
     frozen = tune_model(
-        MLP, replace(options, freeze=True, cache=str(cache)), benchmark_job=fake_benchmark
+        MLP,
+        replace(options, freeze=True, cache=str(cache)),
+        compile_job=no_job,
+        benchmark_job=no_job,
     )
-    assert frozen.report.policy == "static"
-    for dispatch in frozen.report.dispatches:
-        chosen = decided[f"{dispatch.export}__tuned"]
+    assert frozen.report.policy == "static" and frozen.report.cache == str(cache)
+    shown = table_text(frozen.report)
+    saved = json.loads(frozen.report.to_json())
+    for index, dispatch in enumerate(frozen.report.dispatches):
+        chosen, workload = decided[f"{dispatch.export}__tuned"]
         executable = dispatch.export.rsplit("_matmul", 1)[0]
         assert f"flow.dispatch @{executable}::@{chosen}" in frozen.lowered
+        name = (
+            chosen.removeprefix(f"{dispatch.export}__") if chosen != dispatch.export else "default"
+        )
+        assert dispatch.frozen == [FrozenChoice(name, CACHE, workload)]
+        assert saved["dispatches"][index]["frozen"] == [
+            {"variant": name, "source": "cache", "workload": workload}
+        ]
+        row = rf"{dispatch.export} .* {re.escape(name)} \(cache\) .* from the cache "
+        assert re.search(row, shown), shown
+    assert TuneReport.from_json(frozen.report.to_json()) == frozen.report
+    assert f"frozen: 2 dispatches as the tuning cache {cache} decided, 0 as this run's" in shown
 
 
 def test_freeze_prefers_a_cache_export_over_the_offline_winner(tmp_path):
@@ -455,9 +520,48 @@ def test_freeze_prefers_a_cache_export_over_the_offline_winner(tmp_path):
     export = tmp_path / "decisions.json"
     export.write_text(json.dumps({"decisions": decisions}))
     frozen = tune_model(MLP, replace(options, cache=str(export)), benchmark_job=fake_benchmark)
+    shown = table_text(frozen.report)
+    assert "│ frozen " in shown.replace("┃", "│") and " best " not in shown
     for dispatch in frozen.report.dispatches:
         executable = dispatch.export.rsplit("_matmul", 1)[0]
         assert f"flow.dispatch @{executable}::@{other[dispatch.export]}(" in frozen.lowered
+        second = other[dispatch.export].split("__")[1]
+        assert re.search(rf"{dispatch.export} .* {second} \(cache\) ", shown), shown
+    # A cache that decides one dispatch: the other is tuned, and runs this run's winner.
+    export.write_text(json.dumps({"decisions": decisions[:1]}))
+    mixed = tune_model(MLP, replace(options, cache=str(export)), benchmark_job=fake_benchmark)
+    first, tuned = mixed.report.dispatches
+    assert first.frozen == [FrozenChoice(other[first.export].split("__")[1], CACHE, [])]
+    assert len(tuned.candidates) == 4 and tuned.frozen == [FrozenChoice(tuned.best.name, TUNING)]
+    assert "frozen: 1 dispatch as the tuning cache" in table_text(mixed.report)
+
+
+def test_a_cache_to_freeze_is_read_before_any_work(tmp_path, monkeypatch):
+    def no_work(*args):
+        raise AssertionError("no work before the cache is read")
+
+    monkeypatch.setattr("autotune_model.pipeline.flow_phase", no_work)
+    missing = tmp_path / "missing.sqlite3"
+    for path, why in ((missing, "No such file or directory"), (tmp_path, "Is a directory")):
+        with pytest.raises(DiagnosticError) as caught:
+            tune_model(MLP, replace(SMALL, freeze=True, cache=str(path)))
+        assert str(caught.value) == f"error: cannot read tuning cache file {path}: {why}"
+    monkeypatch.undo()
+    other = tmp_path / "other.json"
+    decision = {
+        "group": "net_dispatch_0::net_dispatch_0_conv__tuned",
+        "workload": [],
+        "variant": "x",
+    }
+    other.write_text(json.dumps({"decisions": [decision]}))
+    with pytest.raises(DiagnosticError) as caught:
+        tune_model(MLP, replace(SMALL, freeze=True, cache=str(other)), compile_job=no_work)
+    assert str(caught.value) == (
+        f"error: no decision of the tuning cache {other} names a tuned dispatch of this model "
+        "(its groups: mlp_dispatch_0::mlp_dispatch_0_matmul_16x512x256_f32__tuned, "
+        "mlp_dispatch_1::mlp_dispatch_1_matmul_16x128x512_f32__tuned); freeze with the cache "
+        "of this model's module"
+    )
 
 
 def test_an_architecture_without_code_generation_is_refused_before_any_work():
@@ -588,7 +692,7 @@ def test_the_end_to_end_timing_says_how_many_calls_the_online_module_took_to_set
 
     from autotune_model.bench import Operand
     from autotune_model.measure import time_model
-    from autotune_model.report import ModelTiming, TuneReport, summary_lines
+    from autotune_model.report import CandidateResult, DispatchResult, ModelTiming, summary_lines
     from lowering.driver import compile
 
     stock = compile(tagged_module(group_attrs='{policy = "static", choice = @v0}'))
@@ -600,6 +704,8 @@ def test_the_end_to_end_timing_says_how_many_calls_the_online_module_took_to_set
     assert timing.settled and 3 <= timing.settle_calls <= 3 * (1 + 4) + 1
     settled = ModelTiming("run", 1000.0, 900.0, 10, 37, True)
     report = TuneReport("m.mlir", "llvm-cpu", None, "online", "local", timing=settled)
+    kept = [CandidateResult("default", REFERENCE, 1000.0), CandidateResult("t8", KEPT, 900.0)]
+    report.dispatches = [DispatchResult("d", "linalg.matmul", [4], ["4xf32"], kept)]
     assert "online tuning: every group settled after 37 calls" in summary_lines(report)
     report.timing = ModelTiming("run", 1000.0, 900.0, 10, 400, False)
     assert "online tuning: not every group had settled after 400 calls" in summary_lines(report)

@@ -1,4 +1,4 @@
-// expected-error: 18:16: use of undeclared SSA value name
+// expected-error: 18:16: use of undeclared SSA value %undefined
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

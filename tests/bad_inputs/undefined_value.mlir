@@ -1,4 +1,4 @@
-// expected-error: 12:23: use of undeclared SSA value name
+// expected-error: 12:23: use of undeclared SSA value %y
 module {
   util.func private @f1(%x: tensor<4xf32>) -> tensor<4xf32> {
     util.return %x : tensor<4xf32>

@@ -1,0 +1,163 @@
+"""What one tuning run works with: its options, and each dispatch it tunes with its
+candidates and their verdicts (`judge`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from autotune_model.bench import BenchModule, Compiled, Measured, agree
+from autotune_model.candidates import DEFAULT, Candidate
+from autotune_model.measure import InputShape
+from autotune_model.report import (
+    FAILED_TO_COMPILE,
+    FAILED_TO_RUN,
+    KEPT,
+    NOISE,
+    REFERENCE,
+    SLOWER,
+    WRONG,
+    CandidateResult,
+    DispatchResult,
+    FrozenChoice,
+)
+from lowering.dispatch_configs import DispatchConfig
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """How to tune: the target, the model function and its example input shapes (needed
+    when it takes dynamic sizes), the policy of the groups, how many candidates to try and
+    keep, and the numerical tolerance against IREE's own configuration."""
+
+    target: str = "llvm-cpu"
+    arch: str | None = None
+    function: str | None = None
+    input_shapes: tuple[InputShape, ...] | None = None
+    policy: str = "online"
+    freeze: bool = False
+    cache: str | None = None
+    top_k: int = 2
+    candidates: int = 8
+    tolerance: float = 1e-3
+    check_tolerance: float = 1e-2  # the whole model's results against the stock build's
+    repeats: int = 15
+    time_model: bool = True
+    faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
+    combine: bool = True  # a second round: the best two changes to different lists together
+    slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
+
+
+@dataclass
+class Tunable:
+    """A dispatch worth tuning: the sites that run it, IREE's config, its bench module;
+    when the tuning cache to freeze decided it, its decisions and what they choose
+    (`frozen`), and it is not tuned again."""
+
+    export: str
+    group: str  # `executable::export__tuned`, as a tuning cache names it
+    config: DispatchConfig
+    bench: BenchModule
+    workload: list[int]
+    candidates: list[Candidate]
+    result: DispatchResult = field(init=False)
+    finalists: list[Candidate] = field(init=False)
+    frozen: list[FrozenChoice] = field(init=False, default_factory=list)  # from the cache
+    decisions: list[dict] = field(init=False, default_factory=list)  # the cache's, used
+
+    def __post_init__(self) -> None:
+        self.finalists = list(self.candidates)  # the candidates of the current round
+        operands = [o.text for o in self.bench.operands]
+        self.result = DispatchResult(self.export, self.config.root_op, self.workload, operands)
+
+    @property
+    def kept_candidates(self) -> list[Candidate]:
+        kept = set(self.result.kept)
+        return [c for c in self.candidates if c.name in kept]
+
+    @staticmethod
+    def names(candidates: Sequence[Candidate]) -> set[str]:
+        return {c.name for c in candidates}
+
+    @property
+    def gain_ns(self) -> float:
+        """How much faster than IREE's own configuration the best kept candidate ran alone."""
+        best = self.result.best
+        if best is None or self.result.default_ns is None or best.median_ns is None:
+            return 0.0
+        return self.result.default_ns - best.median_ns
+
+    @property
+    def winner(self) -> str:
+        """The candidate a `static` group of this run's tuning runs: the fastest kept one,
+        else IREE's own."""
+        best = self.result.best
+        return best.name if best is not None and best.fate == KEPT else DEFAULT.name
+
+    def ungroup(self, why: str) -> None:
+        """Leave the dispatch as IREE builds it: its kept candidates become slower ones."""
+        self.frozen = []
+        for result in self.result.candidates:
+            if result.fate == KEPT:
+                result.fate, result.detail = SLOWER, why
+
+
+def judge(
+    tunable: Tunable,
+    finalists: Sequence[Candidate],
+    compiled: dict[tuple[str, str], Compiled],
+    measured: dict[tuple[str, str], Measured],
+    options: TuneOptions,
+    benchmarked: bool,
+) -> None:
+    """Each candidate's fate: dropped (failed, wrong), kept (top-k faster than IREE's),
+    or slower. Without benchmarks, the first k that built are kept."""
+    results = tunable.result.candidates
+    reference: Measured | None = None
+    timed: list[tuple[float, CandidateResult]] = []
+    for candidate in finalists:
+        key = (tunable.export, candidate.name)
+        build = compiled[key]
+        if build.vmfb is None:
+            results.append(CandidateResult(candidate.name, FAILED_TO_COMPILE, detail=build.error))
+            continue
+        run = measured.get(key)
+        if not benchmarked:
+            results.append(CandidateResult(candidate.name, SLOWER))
+            continue
+        if run is None or run.error is not None or not run.times_ns:
+            results.append(
+                CandidateResult(candidate.name, FAILED_TO_RUN, detail=run.error if run else None)
+            )
+            continue
+        if candidate.is_default:
+            reference = run
+            results.append(CandidateResult(candidate.name, REFERENCE, run.median_ns))
+            continue
+        if reference is None or not agree(run.outputs, reference.outputs, options.tolerance):
+            why = (
+                "IREE's own configuration gave none to compare with" if reference is None else None
+            )
+            results.append(CandidateResult(candidate.name, WRONG, run.median_ns, why))
+            continue
+        results.append(CandidateResult(candidate.name, SLOWER, run.median_ns))
+        timed.append((run.median_ns, results[-1]))
+    if not benchmarked:
+        for result in [r for r in results[1:] if r.fate == SLOWER][: options.top_k]:
+            result.fate = KEPT
+        return
+    if reference is None:
+        return
+    noise, kept = (options.faster_by - 1) * 100, 0
+    for median, result in sorted(timed, key=lambda t: t[0]):
+        gain = (reference.median_ns / median - 1) * 100
+        if median * options.faster_by >= reference.median_ns:
+            if median < reference.median_ns:
+                result.fate = NOISE
+                result.detail = f"{gain:.1f}% faster than IREE's own: within noise (< {noise:g}%)"
+        elif kept < options.top_k:
+            result.fate, kept = KEPT, kept + 1
+        else:
+            result.detail = (
+                f"{gain:.1f}% faster than IREE's own, not among the {options.top_k} fastest"
+            )
