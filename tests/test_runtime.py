@@ -151,6 +151,60 @@ def test_group_attributes_override_load_options():
     assert rule.min_samples == 2 and rule.max_samples == StopRule().max_samples
 
 
+# --- numeric validation -------------------------------------------------------------------
+
+
+def _whole_array_verdict(got: np.ndarray, expected: np.ndarray, tolerance: float):
+    """The rule on whole arrays in float64: (agrees, largest difference)."""
+    with np.errstate(all="ignore"):
+        diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+        scale = max(1.0, float(np.max(np.abs(expected.astype(np.float64)))))
+        largest = float(np.max(diff))
+    return bool(np.all(np.isfinite(diff)) and largest <= tolerance * scale), largest
+
+
+def _compared_pairs():
+    rng = np.random.default_rng(3)
+    n = 2 * 16384 + 5  # three chunks of the comparison, the last one short
+    for dtype in (np.float32, np.float64, np.float16, np.int32, np.int8):
+        expected = (rng.standard_normal(n) * 50).astype(dtype)
+        yield dtype, "equal", expected.copy(), expected
+        off = expected.copy()
+        off[-1] += 1 if dtype == np.int8 else 5  # only in the last, short chunk
+        yield dtype, "last element", off, expected
+        if np.dtype(dtype).kind == "f":
+            close = (expected * (1 + 2e-5)).astype(dtype)
+            yield dtype, "within tolerance", close, expected
+            for special in (np.nan, np.inf):
+                bad = expected.copy()
+                bad[16384] = special  # the first element of the second chunk
+                yield dtype, f"{special} in the result", bad, expected
+                yield dtype, f"{special} on both sides", bad, bad.copy()
+
+
+@pytest.mark.parametrize(
+    "dtype, case, got, expected",
+    [pytest.param(*p, id=f"{np.dtype(p[0]).name}-{p[1]}") for p in _compared_pairs()],
+)
+def test_validation_judges_as_the_whole_array_rule(dtype, case, got, expected):
+    tuner = Tuner({0: GroupInfo(0, "f", "e", ("ref", "other"), "online")})
+    agrees, largest = _whole_array_verdict(got, expected, 1e-3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tuner.compare(0, (), 1, 0, got, expected)
+    stats = tuner.state(0, ()).variants[1]
+    assert stats.rejected is not agrees
+    # the only warning is the rejection (no numpy warning on inf - inf or an overflow)
+    messages = [str(w.message) for w in caught]
+    if agrees:
+        assert messages == []
+    else:
+        (message,) = messages
+        assert message.startswith("variant other of e::f disagrees with the reference ref")
+        shown = message.split("largest difference ")[1].split(",")[0]
+        assert shown == f"{largest:.3g}"
+
+
 # --- online tuning on real timings ------------------------------------------------------
 
 
