@@ -21,7 +21,7 @@ from autotune_runtime import CacheKey, CacheWarning, StopRule, TuningCache, load
 from autotune_runtime import stats as stats_module
 from autotune_runtime.cache import SCHEMA_VERSION, Entry
 from autotune_runtime.stats import VariantStats, next_or_winner
-from autotune_runtime.tuner import GroupInfo, Tuner
+from autotune_runtime.tuner import GroupInfo, Tuner, TuningWarning
 from lowering.driver import compile
 
 TESTS = Path(__file__).parent
@@ -203,6 +203,55 @@ def test_validation_judges_as_the_whole_array_rule(dtype, case, got, expected):
         assert message.startswith("variant other of e::f disagrees with the reference ref")
         shown = message.split("largest difference ")[1].split(",")[0]
         assert shown == f"{largest:.3g}"
+
+
+def _validations(tuner: Tuner, n: int, wrong: int | None = None) -> list[int]:
+    """Tune size n of a dynamic group to its commit; the variants whose runs asked to be
+    compared with the reference, in order (variant `wrong` gives other results)."""
+    expected = np.ones(8, np.float32)
+    asked = []
+    for _ in range(1000):
+        variant, committed, validate = tuner.select(0, (n,))
+        if committed:
+            return asked
+        tuner.record(0, variant, 1000.0 + 50.0 * variant, (n,))
+        if validate:
+            asked.append(variant)
+            got = expected + (1.0 if variant == wrong else 0.0)
+            tuner.compare(0, (n,), variant, 0, got, expected)
+    raise AssertionError("no decision")
+
+
+def test_online_variants_are_validated_once_per_size_bucket():
+    group = GroupInfo(0, "f", "e", ("ref", "a", "b"), "online", workload_arity=1)
+    tuner = Tuner({0: group}, warm_start=False)
+    assert _validations(tuner, 1100) == [1, 2]
+    assert _validations(tuner, 1500) == []  # 1024 <= n < 2048: validated at 1100
+    with pytest.warns(TuningWarning, match="variant b of e::f disagrees .* workload \\[3000\\]"):
+        assert _validations(tuner, 3000, wrong=2) == [1, 2]  # 2048 <= n < 4096
+    assert tuner.states[(0, (3000,))].variants[2].rejected
+    # b disagreed in this bucket: it is compared again at every key of it, a is not
+    assert _validations(tuner, 4000) == [2]
+
+
+def test_a_variant_validated_in_its_size_bucket_returns_its_own_results(tmp_path):
+    text = tagged_module(3, dynamic=True, group_attrs="{warm_start = false}")
+    vmfb = compile(text, target="llvm-cpu")
+    options = {"warmup": 1, "min_samples": 2, "max_samples": 2, "early_drop": float("inf")}
+    with load(vmfb, "local-sync", cache=tmp_path / "c.sqlite", **options) as module:
+        tags = {}
+        for n in (1100, 1500):
+            x = np.arange(n, dtype=np.float32)
+            tags[n] = []
+            while ("tagged::add", (n,)) not in module.decisions():
+                out = module.run(x)
+                offset = np.unique(out - x)
+                assert offset.size == 1 and offset[0] in (1.0, 2.0, 3.0)  # x + tag
+                tags[n].append(int(offset[0]) - 1)
+    # at 1100 the first runs of v1 and v2 return the reference's result, v0's (checked);
+    # at 1500, in the same bucket, every run returns its own variant's
+    assert tags[1100][:3] == [0, 0, 0] and tags[1100][3:7] == [1, 2, 1, 2]
+    assert tags[1500][:7] == [0, 1, 2, 0, 1, 2, 0]
 
 
 # --- online tuning on real timings ------------------------------------------------------
