@@ -3,9 +3,10 @@ time per call after that against the frozen build of the same decisions.
 
 A real model of the tests' corpus (`tests/data/models/bert_flax.mlir`, Flax BERT, as its
 frontend exported it) is tuned by `tune_model` for llvm-cpu with the default online policy
-and stop rule. Candidates faster than IREE's own configuration at all are kept
-(`faster_by = 1.0`; the default 1.03 keeps fewer), so that the module has a group for
-most dispatches (8 of BERT's 10), and the model-level guard is off (`time_model=False`:
+and stop rule. Candidates up to 3% slower than IREE's own configuration are kept too
+(`faster_by = 0.97`; the default, 1.03, keeps only those 3% faster: 5 of BERT's 10
+dispatches got a group in B7), so that most dispatches have a group whose variants are
+close (the hard case for settling), and the model-level guard is off (`time_model=False`:
 it would drop groups on a noisy machine). The frozen build: the same tuning replayed (the
 compile and benchmark jobs answered with the first run's results, so that it builds the
 same groups) with `freeze=True` and the decisions the online module settled on.
@@ -32,6 +33,7 @@ from benchmarks.common import DEVICE, CaseResult, Settings, no_gc
 MODEL = "bert_flax"
 GOAL_CALLS = 100
 GOAL_RATIO = 1.01
+FASTER_BY = 0.97
 LIMIT = 1000
 """Calls after which a load that has not settled is reported as such."""
 
@@ -82,7 +84,9 @@ def run(settings: Settings) -> CaseResult:
 
     loads, budget = (2, 1.0) if settings.quick else (5, 6.0)
     model = real_model(MODEL)
-    options = TuneOptions(candidates=3 if settings.quick else 8, faster_by=1.0, time_model=False)
+    options = TuneOptions(
+        candidates=3 if settings.quick else 8, faster_by=FASTER_BY, time_model=False
+    )
     executor = Replay(LocalExecutor())
     started = time.perf_counter()
     online = tune_model(model.text, options, filename=MODEL, executor=executor)
