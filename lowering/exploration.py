@@ -184,9 +184,7 @@ class Exploration:
 
     def validation_function(self, site: Site, arity: int) -> str:
         """`util.func` taking a variant's results and the site's operands: it runs the
-        reference on the operands, timed (the host records the run as one of the
-        reference's, so that the reference needs no exploring calls of its own while
-        other variants are validated), has the host compare the results, and returns the
+        reference on the operands, has the host compare the results, and returns the
         reference's. Kept out of line (never inlined): exporting the results for the host
         inside the dispatching function kept one result buffer alive per call, even when
         the branch was not taken. It dispatches one variant, the reference, whatever the
@@ -199,17 +197,8 @@ class Exploration:
             variant, key = leading[0], leading[1:]
             gid = em.i64(group.gid)
             reference = group.variants[group.default_index]
-            em.wait_for([a for a in inner.op.operands if isinstance(a.type, TensorType)])
-            (t0,) = self.host(em, interface.now_ns(), [])
             expected = list(em.add(self.variant_op(inner, reference)).results)
-            indices = self.result_tensors(inner)
-            # The host reads both results only once the device has computed them.
-            ready = em.wait_for([results[i] for i in indices] + [expected[i] for i in indices])
-            (t1,) = self.host(em, interface.now_ns(), [])
-            elapsed = em.binary(arith.SubiOp, t1, t0)
-            index = em.i32(group.default_index)
-            self.host(em, interface.record(arity), [gid, index, elapsed, *key])
-            self.compare_results(em, inner, variant, (results, expected), ready, key, gid)
+            self.compare_results(em, inner, variant, results, expected, key, gid)
             return expected
 
         return self.outlined_function(site, "validate", [i32, *([i64] * arity)], types, body)
@@ -227,14 +216,11 @@ class Exploration:
             return site.op.result_dims_of()
         return [[] for _ in site.op.results]
 
-    def compare_results(self, em: Emitter, site, variant, pair, ready, key, gid) -> None:
-        """Has the host compare each result tensor of the variant with the reference's:
-        `pair` holds both results (the variant's, the reference's), `ready` the barrier's
-        results of their tensors (the variant's, then the reference's), which the host may
-        read."""
-        results, expected = pair
+    def compare_results(self, em: Emitter, site, variant, results, expected, key, gid) -> None:
         dims = self.site_result_dims(site)
         indices = self.result_tensors(site)
+        # The host reads both results only once the device has computed them.
+        ready = em.wait_for([results[i] for i in indices] + [expected[i] for i in indices])
         for position, index in enumerate(indices):
             # A dispatch states its results' dynamic dimensions; a function's results carry
             # their own (they may differ between the variant and the reference).

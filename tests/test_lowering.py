@@ -95,18 +95,15 @@ def test_online_explores_round_robin_then_commits(compiled):
         indifference=0.0,
     )
     tags = [tag_of(module.run(ZEROS)) for _ in range(15)]
+    exploring = 3 * (1 + 2)
     # The first run of v1 and v2 is checked against the reference v0, whose result is
-    # returned, and that run of v0 is timed as one of its own: v0 needs one call alone
-    # (its cold run), v1 and v2 three each. Later runs return their own results.
-    exploring = 1 + 2 * (1 + 2)
-    assert tags[:exploring] == [0, 0, 0, 1, 2, 1, 2]
+    # returned; later runs return their own.
+    assert tags[:exploring] == [0, 0, 0] + [0, 1, 2] * 2
     ((key, variant),) = module.decisions().items()
     assert key == ("tagged::add", ())
     assert tags[exploring:] == [int(variant[1:])] * (15 - exploring)
     (state,) = module.tuner.states.values()
     assert state.explored_calls == exploring
-    assert [v.runs for v in state.variants] == [3, 3, 3]
-    assert all(len(v.samples) == 2 and min(v.samples) > 0 for v in state.variants)
     module.close()
 
 
