@@ -15,8 +15,7 @@ knowledge runs each slower variant at least once, and that one call is its first
 (measured as the first call of its static build in a fresh process, median of 3): so 1.0 is
 the floor. `exploration_regret_warm_calls` divides by warm calls' extra time instead. The
 variants' results are also checked against the reference variant's (`x16`) once each, which
-costs one reference call (timed, and counted as one of the reference's runs) and a
-comparison on the host per variant checked.
+costs one reference call and a comparison on the host per variant checked.
 """
 
 from __future__ import annotations
