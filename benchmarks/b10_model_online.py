@@ -36,6 +36,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from autotune_runtime.stats import StopRule
 from benchmarks.common import (
     DEVICE,
     CaseResult,
@@ -122,6 +123,7 @@ def run(settings: Settings) -> CaseResult:
             settle_calls.append(settle(module, module.function(function.name), host_args))
             if index == 0:
                 decisions = module.decisions()
+                last = max(module.stats(), key=lambda s: s["explored_calls"])
                 frozen_vmfb = _frozen(settings, model, options, executor, decisions)
                 times = _interleaved(module, frozen_vmfb, function.name, host_args, budget)
     ratio = statistics.median(times["online"]) / statistics.median(times["frozen"])
@@ -140,6 +142,13 @@ def run(settings: Settings) -> CaseResult:
         "frozen_median_us": round(statistics.median(times["frozen"]) / 1e3, 1),
         "timed_calls_each": len(times["online"]),
         "decisions": {f"{g}": v for (g, _), v in sorted(decisions.items())},
+        "last_to_decide": {
+            "group": last["group"],
+            "explored_calls": last["explored_calls"],
+            "runs": [v["runs"] for v in last["variants"]],
+            "max_samples": StopRule().max_samples,
+            "warmup": StopRule().warmup,
+        },
         "goal_calls": GOAL_CALLS,
         "goal_ratio": GOAL_RATIO,
         "chain": _chain(settings),
@@ -244,10 +253,20 @@ def reading(d: dict, ratio: float) -> str:
         else f"not every load settled within {LIMIT} calls ({calls})"
     )
     goal_calls = "met" if worst is not None and worst <= d["goal_calls"] else "**missed**"
+    last = d["last_to_decide"]
+    cap = last["warmup"] + last["max_samples"]
+    capped = (
+        f" (the stop rule's cap: the group explored longest, `{last['group']}`, ran its "
+        f"variants {', '.join(map(str, last['runs']))} times, `warmup + max_samples` = "
+        f"{cap}, in {last['explored_calls']} explored runs of its sites: its variants are "
+        "within the noise of one another)"
+        if max(last["runs"]) >= cap
+        else ""
+    )
     goal_ratio = "met" if ratio <= d["goal_ratio"] else "**missed**"
     return (
         f"{d['model']} tuned online ({d['groups']} groups of {d['dispatches']} dispatches): "
-        f"{settled}; goal ≤ {d['goal_calls']}: {goal_calls}. After that a call takes "
+        f"{settled}{capped}; goal ≤ {d['goal_calls']}: {goal_calls}. After that a call takes "
         f"{ratio:.3f}x the frozen build's; goal ≤ {d['goal_ratio']}: {goal_ratio}."
         + ("" if ratio <= d["goal_ratio"] else _why(d))
     )
