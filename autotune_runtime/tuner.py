@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from autotune_runtime.cache import CacheKey, Entry, TuningCache
+from autotune_runtime.compare import agrees, max_error
 from autotune_runtime.fingerprint import DeviceFingerprint
 from autotune_runtime.stats import (
     StopRule,
@@ -443,13 +444,13 @@ class Tuner:
             return
         tolerance = float(group.params.get("tolerance", DEFAULT_TOLERANCE))
         bucket = self.checked.setdefault((gid, size_bucket(key)), {})
-        if _agrees(got, expected, tolerance):
+        if agrees(got, expected, tolerance):
             state.validated.add(variant)
             bucket.setdefault(variant, True)
             return
         bucket[variant] = False
         stats.reject()
-        error = _max_error(got, expected)
+        error = max_error(got, expected)
         warnings.warn(
             f"variant {group.variants[variant]} of {group.qualified_name} disagrees with the "
             f"reference {group.variants[group.reference]} at workload {list(key)} (largest "
@@ -560,49 +561,3 @@ def _low_estimates(variants: tuple[str, ...], stats: object, winner: int) -> lis
                     lows[item.get("variant")] = float(value)
                     break
     return [lows.get(name, math.inf) for name in variants]
-
-
-def _agrees(got: np.ndarray, expected: np.ndarray, tolerance: float) -> bool:
-    """Every element of `got` within `tolerance` times the reference's largest magnitude
-    (at least 1) of `expected`'s; a NaN or an infinity on either side disagrees."""
-    if got.shape != expected.shape:
-        return False
-    if expected.size == 0:
-        return True
-    difference, scale = _difference(got, expected)
-    return bool(difference <= tolerance * max(1.0, scale))
-
-
-def _max_error(got: np.ndarray, expected: np.ndarray) -> float:
-    if got.shape != expected.shape:
-        return math.inf
-    return _difference(got, expected)[0] if expected.size else 0.0
-
-
-COMPARE_CHUNK = 1 << 14
-"""Elements compared at a time: one small buffer, reused, instead of a temporary array
-of the whole result per step (measured: a result of 64 Ki floats took milliseconds
-through whole-array float64 temporaries, a tenth of that so)."""
-
-
-def _difference(got: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
-    """The largest |got - expected| (NaN when an element's difference is not a number)
-    and the largest finite |expected|, over arrays of the same shape. Floats of one type
-    are compared in that type; anything else in float64."""
-    a, b = got.reshape(-1), expected.reshape(-1)
-    native = a.dtype == b.dtype and a.dtype.kind == "f"
-    kind = a.dtype if native else np.dtype(np.float64)
-    buffer = np.empty(min(COMPARE_CHUNK, b.size), kind)
-    largest, scale = np.zeros((), kind), np.zeros((), kind)
-    with np.errstate(all="ignore"):  # inf - inf, overflow: a NaN or inf that disagrees
-        for start in range(0, b.size, COMPARE_CHUNK):
-            x, y = a[start : start + COMPARE_CHUNK], b[start : start + COMPARE_CHUNK]
-            if not native:
-                x, y = x.astype(np.float64), y.astype(np.float64)
-            out = buffer[: y.size]
-            np.abs(y, out=out)
-            scale = np.fmax(scale, out.max())  # NaN ignored: the difference has it
-            np.subtract(x, y, out=out)
-            np.abs(out, out=out)
-            largest = np.maximum(largest, out.max())  # NaN kept
-    return float(largest), float(scale)
