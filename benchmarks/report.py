@@ -115,10 +115,18 @@ def reading(case: dict) -> str:
             tail += (
                 f" Why: the stop rule explores {explored} calls, about {explored / slower:.1f} "
                 "per slower variant (its first run in the process is cold, then timed samples "
-                "until it is eliminated), and while a variant is not yet validated each of its "
-                "exploring calls also runs the reference variant and compares the results on "
-                "the host."
+                "until it is eliminated), the first exploring call of each variant also runs "
+                "the reference variant and compares the results on the host"
             )
+            timed = d["runs"][0].get("explored_median_us")
+            if timed:
+                best = d["best_variant"]
+                tail += (
+                    f", and a run inside an exploring call costs more than the same variant "
+                    f"alone: {best} timed {timed[best]:.0f} µs there (median), against "
+                    f"{d['variant_call_us'][best]:.0f} µs per warm call of its static build"
+                )
+            tail += "."
         return (
             f"Tuning online makes the first 1000 calls take {r:.2f}x the time of the best "
             f"variant alone ({explored} calls explored before the commit).{tail}"
