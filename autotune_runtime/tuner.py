@@ -7,8 +7,10 @@ key found in the cache starts committed, so its first call explores nothing.
 Variants are also checked against the group's reference variant (`check`: results on
 synthetic inputs, `compare`: results on the same real inputs); one that disagrees beyond the
 group's `tolerance` (default 1e-3, relative to the reference's largest magnitude) is
-rejected with a `TuningWarning` and never chosen. A run that fails is reported by
-`fail_in_flight` and the variant is excluded.
+rejected with a `TuningWarning` and never chosen. An `online` variant is compared once per
+size bucket (`size_bucket`: keys whose sizes share their powers of two): one that agreed
+at a key of the bucket, and disagreed at none, runs unchecked at its other keys. A run that
+fails is reported by `fail_in_flight` and the variant is excluded.
 
 Parameters come from, in increasing precedence: `StopRule` defaults, the options given at
 load, and the group's own attributes (`warmup`, `min_samples`, `max_samples`, `confidence`).
@@ -43,6 +45,7 @@ import numpy as np
 
 from autotune_contracts import interface
 from autotune_runtime.cache import CacheKey, Entry, TuningCache
+from autotune_runtime.compare import agrees, max_error
 from autotune_runtime.fingerprint import DeviceFingerprint
 from autotune_runtime.stats import (
     StopRule,
@@ -209,6 +212,10 @@ class Tuner:
         decisions of `explicit` groups, and -1 (the reference) for the other keys."""
         self.observer: Callable[[int, Key], None] | None = None
         """Called with (group, key) after each timed run and each commit."""
+        self.checked: dict[tuple[int, Key], dict[int, bool]] = {}
+        """Per group and size bucket (`size_bucket`), each variant compared with the
+        reference on real inputs there: whether it agreed at every key it was compared
+        at (an `online` variant is validated once per bucket)."""
 
     def rule_for(self, gid: int) -> StopRule:
         return self.rule.with_overrides(self.groups[gid].params)
@@ -348,7 +355,14 @@ class Tuner:
         state.explored_calls += 1
         assert variant is not None
         self.in_flight = (gid, key, variant)
-        return variant, False, variant != reference and variant not in state.validated
+        return variant, False, variant != reference and not self._validated(gid, key, variant)
+
+    def _validated(self, gid: int, key: Key, variant: int) -> bool:
+        """Whether `variant` agreed with the reference at this key, or at another key of
+        its size bucket and disagreed at none there."""
+        if variant in self.states[(gid, key)].validated:
+            return True
+        return self.checked.get((gid, size_bucket(key)), {}).get(variant, False)
 
     def _restore(self, gid: int, key: Key) -> int:
         """The committed (or cached) decision of a key, -1 when there is none; a key
@@ -430,11 +444,14 @@ class Tuner:
         if stats.rejected:
             return
         tolerance = float(group.params.get("tolerance", DEFAULT_TOLERANCE))
-        if _agrees(got, expected, tolerance):
+        bucket = self.checked.setdefault((gid, size_bucket(key)), {})
+        if agrees(got, expected, tolerance):
             state.validated.add(variant)
+            bucket.setdefault(variant, True)
             return
+        bucket[variant] = False
         stats.reject()
-        error = _max_error(got, expected)
+        error = max_error(got, expected)
         warnings.warn(
             f"variant {group.variants[variant]} of {group.qualified_name} disagrees with the "
             f"reference {group.variants[group.reference]} at workload {list(key)} (largest "
@@ -513,6 +530,12 @@ def _tie_of(stats: dict) -> dict | None:
     return tie if ok and isinstance(tie.get("band"), int | float) else None
 
 
+def size_bucket(key: Key) -> Key:
+    """The size bucket of a workload key: each value's power of two (floor of its log2;
+    values below 1 count as 1). Keys of one bucket differ by less than 2x in each size."""
+    return tuple(max(int(v), 1).bit_length() - 1 for v in key)
+
+
 def key_distance(a: Key, b: Key) -> float:
     """Distance between two workload keys of one group: the sum of |log2 a_i - log2 b_i|
     (sizes below 1 count as 1)."""
@@ -539,19 +562,3 @@ def _low_estimates(variants: tuple[str, ...], stats: object, winner: int) -> lis
                     lows[item.get("variant")] = float(value)
                     break
     return [lows.get(name, math.inf) for name in variants]
-
-
-def _agrees(got: np.ndarray, expected: np.ndarray, tolerance: float) -> bool:
-    if got.shape != expected.shape:
-        return False
-    if expected.size == 0:
-        return True
-    scale = max(1.0, float(np.max(np.abs(expected.astype(np.float64)))))
-    diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
-    return bool(np.all(np.isfinite(diff)) and np.max(diff) <= tolerance * scale)
-
-
-def _max_error(got: np.ndarray, expected: np.ndarray) -> float:
-    if got.shape != expected.shape:
-        return math.inf
-    return float(np.max(np.abs(got.astype(np.float64) - expected.astype(np.float64))))

@@ -13,12 +13,16 @@ Exploration regret, in the same run: (online total - static total) / the sum ove
 variants of one call's extra time over a warm call of the best. Any tuner without prior
 knowledge runs each slower variant at least once, and that one call is its first, cold call
 (measured as the first call of its static build in a fresh process, median of 3): so 1.0 is
-the floor. `exploration_regret_warm_calls` divides by warm calls' extra time instead. The
+the floor. `exploration_regret_warm_calls` divides by warm calls' extra time instead. Each run also
+has each variant's median as tuning timed it (`explored_median_us`: the runs inside the
+exploring calls), next to its static build's warm call (`variant_call_us`). The
 variants' results are also checked against the reference variant's (`x16`) once each, which
 costs one reference call and a comparison on the host per variant checked.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -62,6 +66,11 @@ def run(settings: Settings) -> CaseResult:
                 "ratio": round(on["sum_ns"] / st["sum_ns"], 4),
                 "winner": on["decision"],
                 "explored_calls": on["explored_calls"],
+                "explored_median_us": {
+                    v: round(t / 1e3, 1)
+                    for v, t in on["explored_medians_ns"].items()
+                    if math.isfinite(t)  # a variant never timed (dropped on its cold run)
+                },
                 "online_cumulative_ms": np.round(np.cumsum(on["times_ns"]) / 1e6, 3)[::10],
                 "static_cumulative_ms": np.round(np.cumsum(st["times_ns"]) / 1e6, 3)[::10],
             }

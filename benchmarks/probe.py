@@ -7,7 +7,8 @@
 - `time MODULE.vmfb FUNCTION SIZE CALLS MODE`: load the module and time CALLS calls of the
   VM function on an input already on the device; MODE `committed` first calls it until
   tuning commits (untimed), `fresh` times the first CALLS calls from the load on. Reports
-  the median, the sum and every call's nanoseconds.
+  the median, the sum and every call's nanoseconds, and the median of each variant's runs
+  as tuning timed them.
 
 Prints one JSON line: `peak_rss_mib` (the process's `ru_maxrss`), `baseline_rss_mib` (the
 same, read after the imports and before the work), `vm_hwm_mib` (the kernel's `VmHWM`, a
@@ -116,6 +117,9 @@ def time_calls(vmfb: str, function: str, size: str, calls: str, mode: str) -> di
         "tuning_calls": tuning_calls,
         "decision": stats[0]["decision"] if stats else None,
         "explored_calls": stats[0]["explored_calls"] if stats else 0,
+        "explored_medians_ns": {v["variant"]: v["median_ns"] for v in stats[0]["variants"]}
+        if stats
+        else {},
         "times_ns": times,
     }
 

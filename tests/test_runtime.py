@@ -22,7 +22,7 @@ from autotune_runtime import CacheKey, CacheWarning, StopRule, TuningCache, load
 from autotune_runtime import stats as stats_module
 from autotune_runtime.cache import SCHEMA_VERSION, Entry
 from autotune_runtime.stats import VariantStats, next_or_winner
-from autotune_runtime.tuner import GroupInfo, Tuner
+from autotune_runtime.tuner import GroupInfo, Tuner, TuningWarning
 from lowering.driver import compile
 
 TESTS = Path(__file__).parent
@@ -150,6 +150,109 @@ def test_bad_stop_rule_parameters_are_rejected(options):
 def test_group_attributes_override_load_options():
     rule = StopRule(min_samples=5).with_overrides({"min_samples": 2, "tolerance": 0.1})
     assert rule.min_samples == 2 and rule.max_samples == StopRule().max_samples
+
+
+# --- numeric validation -------------------------------------------------------------------
+
+
+def _whole_array_verdict(got: np.ndarray, expected: np.ndarray, tolerance: float):
+    """The rule on whole arrays in float64: (agrees, largest difference)."""
+    with np.errstate(all="ignore"):
+        diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+        scale = max(1.0, float(np.max(np.abs(expected.astype(np.float64)))))
+        largest = float(np.max(diff))
+    return bool(np.all(np.isfinite(diff)) and largest <= tolerance * scale), largest
+
+
+def _compared_pairs():
+    rng = np.random.default_rng(3)
+    n = 2 * 16384 + 5  # three chunks of the comparison, the last one short
+    for dtype in (np.float32, np.float64, np.float16, np.int32, np.int8):
+        expected = (rng.standard_normal(n) * 50).astype(dtype)
+        yield dtype, "equal", expected.copy(), expected
+        off = expected.copy()
+        off[-1] += 1 if dtype == np.int8 else 5  # only in the last, short chunk
+        yield dtype, "last element", off, expected
+        if np.dtype(dtype).kind == "f":
+            close = (expected * (1 + 2e-5)).astype(dtype)
+            yield dtype, "within tolerance", close, expected
+            for special in (np.nan, np.inf):
+                bad = expected.copy()
+                bad[16384] = special  # the first element of the second chunk
+                yield dtype, f"{special} in the result", bad, expected
+                yield dtype, f"{special} on both sides", bad, bad.copy()
+
+
+@pytest.mark.parametrize(
+    "dtype, case, got, expected",
+    [pytest.param(*p, id=f"{np.dtype(p[0]).name}-{p[1]}") for p in _compared_pairs()],
+)
+def test_validation_judges_as_the_whole_array_rule(dtype, case, got, expected):
+    tuner = Tuner({0: GroupInfo(0, "f", "e", ("ref", "other"), "online")})
+    agrees, largest = _whole_array_verdict(got, expected, 1e-3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tuner.compare(0, (), 1, 0, got, expected)
+    stats = tuner.state(0, ()).variants[1]
+    assert stats.rejected is not agrees
+    # the only warning is the rejection (no numpy warning on inf - inf or an overflow)
+    messages = [str(w.message) for w in caught]
+    if agrees:
+        assert messages == []
+    else:
+        (message,) = messages
+        assert message.startswith("variant other of e::f disagrees with the reference ref")
+        shown = message.split("largest difference ")[1].split(",")[0]
+        assert shown == f"{largest:.3g}"
+
+
+def _validations(tuner: Tuner, n: int, wrong: int | None = None) -> list[int]:
+    """Tune size n of a dynamic group to its commit; the variants whose runs asked to be
+    compared with the reference, in order (variant `wrong` gives other results)."""
+    expected = np.ones(8, np.float32)
+    asked = []
+    for _ in range(1000):
+        variant, committed, validate = tuner.select(0, (n,))
+        if committed:
+            return asked
+        tuner.record(0, variant, 1000.0 + 50.0 * variant, (n,))
+        if validate:
+            asked.append(variant)
+            got = expected + (1.0 if variant == wrong else 0.0)
+            tuner.compare(0, (n,), variant, 0, got, expected)
+    raise AssertionError("no decision")
+
+
+def test_online_variants_are_validated_once_per_size_bucket():
+    group = GroupInfo(0, "f", "e", ("ref", "a", "b"), "online", workload_arity=1)
+    tuner = Tuner({0: group}, warm_start=False)
+    assert _validations(tuner, 1100) == [1, 2]
+    assert _validations(tuner, 1500) == []  # 1024 <= n < 2048: validated at 1100
+    with pytest.warns(TuningWarning, match="variant b of e::f disagrees .* workload \\[3000\\]"):
+        assert _validations(tuner, 3000, wrong=2) == [1, 2]  # 2048 <= n < 4096
+    assert tuner.states[(0, (3000,))].variants[2].rejected
+    # b disagreed in this bucket: it is compared again at every key of it, a is not
+    assert _validations(tuner, 4000) == [2]
+
+
+def test_a_variant_validated_in_its_size_bucket_returns_its_own_results(tmp_path):
+    text = tagged_module(3, dynamic=True, group_attrs="{warm_start = false}")
+    vmfb = compile(text, target="llvm-cpu")
+    options = {"warmup": 1, "min_samples": 2, "max_samples": 2, "early_drop": float("inf")}
+    with load(vmfb, "local-sync", cache=tmp_path / "c.sqlite", **options) as module:
+        tags = {}
+        for n in (1100, 1500):
+            x = np.arange(n, dtype=np.float32)
+            tags[n] = []
+            while ("tagged::add", (n,)) not in module.decisions():
+                out = module.run(x)
+                offset = np.unique(out - x)
+                assert offset.size == 1 and offset[0] in (1.0, 2.0, 3.0)  # x + tag
+                tags[n].append(int(offset[0]) - 1)
+    # at 1100 the first runs of v1 and v2 return the reference's result, v0's (checked);
+    # at 1500, in the same bucket, every run returns its own variant's
+    assert tags[1100][:7] == [0, 0, 0, 0, 1, 2, 0]
+    assert tags[1500][:7] == [0, 1, 2, 0, 1, 2, 0]
 
 
 # --- online tuning on real timings ------------------------------------------------------
