@@ -16,7 +16,6 @@ bindings; the export and the group are xDSL ops.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from iree.compiler import ir
@@ -29,14 +28,9 @@ from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import op_error
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
+from autotune_dialect.iree_configs import check_loop_count, root_op
 from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.verbatim import VerbatimOp
-
-ROOT_OP_WORDS = ("matmul", "matvec", "vecmat", "conv", "pooling", "contract", "dot")
-"""Named linalg ops that are a kernel's root (they have reduction loops)."""
-
-_NOT_ROOTS = ("linalg.fill", "linalg.yield", "linalg.index")
-_TILE_LIST = re.compile(r"distribution = \[([^\]]*)\]")
 
 
 def dispatches(module: ModuleOp) -> list[DispatchOp]:
@@ -54,56 +48,6 @@ def add_group(container: Operation, group: GroupOp) -> GroupOp:
     else:
         block.add_op(group)
     return group
-
-
-ROOT_MARK = "autotune.root"
-"""A unit attribute on the op of a kernel that IREE configures, where it is not the one
-`root_op` would take by its kind (e.g. the last reduction of a softmax)."""
-
-
-def linalg_ops(function: ir.Operation) -> list[ir.Operation]:
-    """The linalg (and IREE's linalg_ext) ops of a kernel that can be configured."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        name = op.name
-        if name.startswith(("linalg.", "iree_linalg_ext.")) and name not in _NOT_ROOTS:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit)
-    return found
-
-
-def root_op(function: ir.Operation) -> ir.Operation | None:
-    """The op a kernel is built around: the one marked `ROOT_MARK`, else the first
-    contraction, convolution or reduction, else the last linalg op."""
-    candidates = linalg_ops(function)
-    marked = [op for op in candidates if ROOT_MARK in op.attributes]
-    if marked:
-        return marked[0]
-    for op in candidates:
-        name = op.name
-        iterators = (
-            str(op.attributes["iterator_types"]) if "iterator_types" in op.attributes else ""
-        )
-        if any(w in name for w in ROOT_OP_WORDS) or "reduction" in iterators:
-            return op
-    return candidates[-1] if candidates else None
-
-
-def _check_loop_count(root: ir.Operation, config: str, key: str) -> None:
-    """A config's tile lists must have one entry per loop of the root op (IREE's own
-    config may be for another form of the op, e.g. with a unit dimension folded away)."""
-    tiles = _TILE_LIST.search(config)
-    if tiles is None or "iterator_types" not in root.attributes:
-        return
-    loops = len(ir.ArrayAttr(root.attributes["iterator_types"]))
-    count = len(tiles.group(1).split(","))
-    if count != loops:
-        raise ValueError(
-            f"config {key!r} tiles {count} loops but the root op {root.name} has {loops}"
-        )
 
 
 def _name_locations(function: ir.Operation, name: str) -> None:
@@ -150,7 +94,7 @@ def kernel_with_variants(
             root = root_op(after)
             if root is None:
                 raise ValueError(f"@{function} has no linalg op to give a compilation_info")
-            _check_loop_count(root, config, key)
+            check_loop_count(root, config, key)
             root.attributes["compilation_info"] = info
         return kernel_text(kernel, "-")
 

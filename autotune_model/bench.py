@@ -27,8 +27,8 @@ from autotune_dialect import interop, util
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.generic_text import generic_text
 from autotune_dialect.interop import op_name
+from autotune_dialect.iree_configs import root_op
 from autotune_dialect.symbols import lookup_symbol
-from autotune_dialect.variants import root_op
 from autotune_model.candidates import Candidate
 from autotune_model.flow_builds import TO_FLOW, kernels_as_given
 from lowering.driver import failure_summary, first_error, run_iree_compile

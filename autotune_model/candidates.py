@@ -22,14 +22,11 @@ lists (a distribution tile and a vector tile, say) into one more candidate.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from autotune_dialect.iree_configs import tile_lists, with_lists, without_cache_tiles
 from lowering.dispatch_configs import DispatchConfig
-
-_LIST = re.compile(r"\b(\w+) = \[([-\d, ]*)\]")
-_CACHE_PARALLEL = re.compile(r"cache_parallel = \[[^\]]*\](, )?")
 
 
 @dataclass(frozen=True)
@@ -46,33 +43,6 @@ class Candidate:
 
 
 DEFAULT = Candidate("default")
-
-
-def loop_count(config: str) -> int | None:
-    """How many loops a lowering config tiles (the length of its first tile list)."""
-    lists = tile_lists(config)
-    first = lists.get("distribution") or lists.get("workgroup")
-    return None if first is None else len(first)
-
-
-def tile_lists(config: str) -> dict[str, list[int]]:
-    """The integer lists of a lowering config's text (`distribution`, `workgroup`, ...)."""
-    return {
-        m.group(1): [int(t) for t in m.group(2).split(",") if t.strip()]
-        for m in _LIST.finditer(config)
-    }
-
-
-def with_lists(config: str, lists: dict[str, Sequence[int]]) -> str:
-    """A lowering config's text with some of its lists replaced."""
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in lists:
-            return match.group()
-        return f"{name} = [{', '.join(str(t) for t in lists[name])}]"
-
-    return _LIST.sub(replace, config)
 
 
 def _name(prefix: str, tiles: Sequence[int]) -> str:
@@ -95,7 +65,7 @@ def _cpu(config: DispatchConfig) -> Iterator[Candidate]:
         )
 
     def make(prefix: str, changed: dict[str, list[int]]) -> Candidate:
-        text = with_lists(_CACHE_PARALLEL.sub("", config.lowering_config), changed)
+        text = with_lists(without_cache_tiles(config.lowering_config), changed)
         shown = changed.get("distribution") or changed.get("vector_common_parallel")
         name = _name(prefix, shown or changed["vector_reduction"])
         if "vector_common_parallel" in changed and "vector_reduction" in changed:
@@ -176,7 +146,7 @@ def combined(config: DispatchConfig, first: Candidate, second: Candidate) -> Can
     for tile, vec in zip(tiles, vector, strict=False):
         if tile and vec and tile % vec:
             return None
-    text = with_lists(_CACHE_PARALLEL.sub("", config.lowering_config), {**a, **b})
+    text = with_lists(without_cache_tiles(config.lowering_config), {**a, **b})
     return Candidate(f"{first.name}_{second.name}", config.compilation_info(text))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from autotune_dialect.bridge import iree_context
+from autotune_dialect.iree_ir import iree_context
 
 FROM_FLOW = ["--compile-from=flow"]
 """The flags that build a module from the flow phase."""

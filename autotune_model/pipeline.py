@@ -25,8 +25,9 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from autotune_contracts.errors import DiagnosticError
 from autotune_dialect import parse_module, print_module
 from autotune_dialect.flow import DispatchOp
+from autotune_dialect.iree_configs import ROOT_OP_WORDS, loop_count, tile_lists
 from autotune_dialect.iree_ir import renamed_locations
-from autotune_dialect.variants import ROOT_OP_WORDS, tile_variants
+from autotune_dialect.variants import tile_variants
 from autotune_model.bench import (
     BenchmarkJob,
     Compiled,
@@ -43,8 +44,6 @@ from autotune_model.candidates import (
     Candidate,
     candidates,
     combined,
-    loop_count,
-    tile_lists,
 )
 from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from iree.compiler import ir
 from iree.compiler.passmanager import PassManager
 
-from autotune_dialect.bridge import iree_context
-from autotune_dialect.variants import ROOT_MARK, linalg_ops, root_op
+from autotune_dialect.iree_configs import ROOT_MARK, linalg_ops, root_op
+from autotune_dialect.iree_ir import iree_context
 from lowering.dispatch_configs import DispatchConfig, RootForm
 
 

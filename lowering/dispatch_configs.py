@@ -11,18 +11,15 @@ puts on a copy of the kernel.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iree.compiler import ir
 
 from autotune_contracts.errors import DiagnosticError
+from autotune_dialect.iree_configs import tile_lists, with_lists, without_cache_tiles
 from autotune_dialect.iree_ir import iree_context
 from lowering.driver import failure_summary, first_error, run_iree_compile, target_flags
-
-_DISTRIBUTION = re.compile(r"distribution = \[([^\]]*)\]")
-_CACHE_PARALLEL = re.compile(r"cache_parallel = \[[^\]]*\](, )?")
 
 
 @dataclass(frozen=True)
@@ -54,8 +51,7 @@ class DispatchConfig:
     @property
     def distribution(self) -> list[int]:
         """The distribution (workgroup) tile size of each loop of the root op."""
-        match = _DISTRIBUTION.search(self.lowering_config)
-        return [int(t) for t in match.group(1).split(",")] if match else []
+        return tile_lists(self.lowering_config).get("distribution", [])
 
     def compilation_info(self, lowering_config: str | None = None) -> str:
         """`#iree_codegen.compilation_info` with this translation info and the given
@@ -69,9 +65,8 @@ class DispatchConfig:
     def with_distribution(self, tiles: Sequence[int]) -> str:
         """The compilation info of IREE's config with other distribution tiles (the cache
         tiles, a level below, are dropped: IREE derives them)."""
-        listed = ", ".join(str(t) for t in tiles)
-        config = _DISTRIBUTION.sub(f"distribution = [{listed}]", self.lowering_config)
-        return self.compilation_info(_CACHE_PARALLEL.sub("", config))
+        config = with_lists(self.lowering_config, {"distribution": tiles})
+        return self.compilation_info(without_cache_tiles(config))
 
 
 def default_configs(

@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "autotune_dialect.import_forms",
             "autotune_dialect.generic_text",
             "autotune_dialect.variants",
+            "autotune_dialect.iree_configs",
             "autotune_dialect.ir",
             "autotune_dialect.notebook",
         ),

@@ -10,9 +10,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from autotune_dialect.iree_configs import tile_lists
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, BenchModule, Measured, root_loop_count
-from autotune_model.candidates import candidates, tile_lists
+from autotune_model.candidates import candidates
 from autotune_model.executors import SerialExecutor
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
 from autotune_model.pipeline import flow_phase

@@ -20,10 +20,11 @@ from conftest import DATA, runtime_tool
 from rich.console import Console
 
 from autotune_contracts.errors import DiagnosticError
+from autotune_dialect.iree_configs import tile_lists
 from autotune_dialect.iree_ir import iree_context
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
-from autotune_model.candidates import candidates, tile_lists
+from autotune_model.candidates import candidates
 from autotune_model.executors import LocalExecutor, SerialExecutor
 from autotune_model.pipeline import flow_phase
 from autotune_model.report import (
