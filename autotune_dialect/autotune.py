@@ -47,10 +47,8 @@ from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 import autotune_dialect.interop as interop
+from autotune_contracts.policy import POLICIES, Policy
 from autotune_dialect.interop import op_name, symbol_name
-
-POLICIES = ("online", "explicit", "init", "static")
-"""Selection policies; `online` is the default."""
 
 _INT_PARAMS = ("warmup", "min_samples", "max_samples")
 _FLOAT_PARAMS = ("confidence", "tolerance", "tie_band")
@@ -172,11 +170,11 @@ class GroupOp(IRDLOperation):
     def group_name(self) -> str:
         return self.sym_name.data
 
-    def policy_or(self, default: str) -> str:
+    def policy_or(self, default: str) -> Policy:
         """The group's policy; without one, "static" if it names a `choice`, else `default`."""
         if self.policy is not None:
-            return self.policy.data
-        return "static" if self.choice is not None else default
+            return Policy(self.policy.data)
+        return Policy.STATIC if self.choice is not None else Policy(default)
 
     def int_param(self, key: str) -> int | None:
         attr = self.properties.get(key)
@@ -272,7 +270,7 @@ class GroupOp(IRDLOperation):
             ref = self.properties.get(key)
             if ref is not None and ref.root_reference.data not in self.variant_names:  # type: ignore
                 raise VerifyException(f"{key} {ref} is not one of the group's variants")
-        if self.choice is not None and self.policy_or("online") != "static":
+        if self.choice is not None and self.policy_or(Policy.ONLINE) != Policy.STATIC:
             raise VerifyException('choice is only meaningful with policy "static"')
         values = {key: self.int_param(key) for key in _INT_PARAMS}
         if values["warmup"] is not None and values["warmup"] < 0:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError, SourceLocation
+from autotune_contracts.policy import Policy
+from autotune_dialect.diagnostics import op_error, op_location
+from lowering.groups import Group
 
 
 def load_decisions(path: str | Path | None) -> list[dict]:
@@ -51,6 +56,71 @@ def load_decisions(path: str | Path | None) -> list[dict]:
         if problem is not None:
             raise DiagnosticError(f"decision #{index} {problem}", located.place(index), text)
     return located
+
+
+def match_decisions(
+    groups: Iterable[Group], decisions: list[dict], decisions_from: str
+) -> dict[int, list[dict]]:
+    """The decisions for each group (by gid) they name (`executable::group`, or `group`
+    alone where one group of the module has that name), for the `static` groups' choices.
+    A decision naming a variant its group lacks is refused; decisions naming no group of
+    the module are refused when none names one (the file is for another module), else
+    listed."""
+    groups = list(groups)
+    matched: dict[int, list[dict]] = {}
+    if not decisions or all(g.policy != Policy.STATIC for g in groups):
+        return matched
+    by_name: dict[str, list[Group]] = {}
+    for group in groups:
+        by_name.setdefault(group.display_name, []).append(group)
+        if group.container_name is not None:
+            by_name.setdefault(group.op.group_name, []).append(group)
+    unmatched: list[str] = []
+    for index, decision in enumerate(decisions):
+        name = decision["group"]
+        if decision.get("container") and "::" not in name:
+            name = f"{decision['container']}::{name}"
+        candidates = [g for g in by_name.get(name, []) if g.display_name == name]
+        candidates = candidates or by_name.get(name, [])
+        if len(candidates) != 1:
+            unmatched.append(
+                f"#{index} ({decision['group']}"
+                + (", which names several groups" if candidates else "")
+                + ")"
+            )
+            continue
+        group = candidates[0]
+        if decision["variant"] not in group.variants:
+            problem = (
+                f"decision #{index} of {decisions_from} chooses "
+                f"@{decision['variant']}, which is not a variant of the group ("
+                + ", ".join(f"@{v}" for v in group.variants)
+                + ")"
+            )
+            place = getattr(decisions, "place", lambda _: None)(index)
+            if place is None:
+                raise op_error(group.op, problem)
+            group_at = op_location(group.op)
+            raise DiagnosticError(
+                problem + (f"; the group is at {group_at}" if group_at else ""),
+                place,
+                decisions.text,  # type: ignore[attr-defined]
+            )
+        matched.setdefault(group.gid, []).append(decision)
+    if not unmatched:
+        return matched
+    names = ", ".join(sorted(g.display_name for g in groups))
+    listed = ", ".join(unmatched[:5]) + (", ..." if len(unmatched) > 5 else "")
+    if not matched:
+        raise DiagnosticError(
+            f"no decision of {decisions_from} names a group of this module: "
+            f"decisions {listed}; the module's groups are {names}"
+        )
+    sys.stderr.write(
+        f"warning: {len(unmatched)} decision(s) of {decisions_from} name no single "
+        f"group of this module and are not used: {listed} (groups: {names})\n"
+    )
+    return matched
 
 
 class Decisions(list):

@@ -18,215 +18,229 @@ from autotune_contracts import interface
 from autotune_dialect import flow, util
 from autotune_dialect.mlir_text import parse_attribute_text
 from lowering.emitter import Emitter, locate_arguments
-from lowering.groups import Site
+from lowering.groups import Site, in_initializer, results_unused
+from lowering.policies import PolicyLowering, stored_choice_results
+from lowering.state import LoweringState
+from lowering.variants import chain, result_tensors, site_result_dims, tie_shapes, tied, variant_op
 
 
-class Exploration:
-    """Lowering of `online` sites (a part of `Lowering`)."""
+class OnlineLowering(PolicyLowering):
+    """`online`: explore on the real inputs until the host commits, then run the choice."""
 
-    def lower_online(self, em: Emitter, site: Site) -> list[SSAValue]:
-        """A committed key runs its variant through the chain, as `explicit` does; every
-        other call goes to the site's exploration function, out of line, so that the
-        committed path has nothing of exploration in it (no host call, no fence, no
-        branch that splits IREE's stream of dispatches)."""
-        key = [em.to_i64(w) for w in site.key]
-        choice, hit, choice_name, key_names = self.committed_choice(em, site, key)
-        types = [r.type for r in site.op.results]
+    def lower_site(self, state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
+        if in_initializer(site.op):  # runs the stored choice, as explicit groups do
+            results = stored_choice_results(state, em, site)
+        elif results_unused(site.op):
+            results = lower_unexplored(state, em, site)
+        else:
+            results = lower_online(state, em, site)
+        return tie_shapes(em, site, results)
 
-        def committed(e: Emitter) -> list[SSAValue]:
-            return self.chain(e, choice, site, lambda c, v: self.variant_op(site, v))
 
-        def exploring(e: Emitter) -> list[SSAValue]:
-            callee = self.exploration_function(site, len(key), choice_name, key_names)
-            return e.call(callee, [*key, *site.op.operands], types)
+def lower_online(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
+    """A committed key runs its variant through the chain, as `explicit` does; every
+    other call goes to the site's exploration function, out of line, so that the
+    committed path has nothing of exploration in it (no host call, no fence, no
+    branch that splits IREE's stream of dispatches)."""
+    key = [em.to_i64(w) for w in site.key]
+    choice, hit, choice_name, key_names = committed_choice(state, em, site, key)
+    types = [r.type for r in site.op.results]
 
-        return em.if_(hit, types, committed, exploring)
+    def committed(e: Emitter) -> list[SSAValue]:
+        return chain(e, choice, site)
 
-    def lower_unexplored(self, em: Emitter, site: Site) -> list[SSAValue]:
-        """An online site whose results nothing reads runs the key's committed variant, or
-        the reference before the commit, and never explores: `iree-compile` cannot build a
-        call of an outlined exploration function whose results it drops, and timing or
-        checking results nobody reads tells nothing."""
-        key = [em.to_i64(w) for w in site.key]
-        choice, hit, _, _ = self.committed_choice(em, site, key)
-        variant = em.select(hit, choice, em.i32(site.group.default_index))
-        return self.chain(em, variant, site, lambda e, v: self.variant_op(site, v))
+    def exploring(e: Emitter) -> list[SSAValue]:
+        callee = exploration_function(state, site, len(key), choice_name, key_names)
+        return e.call(callee, [*key, *site.op.operands], types)
 
-    def committed_choice(
-        self, em: Emitter, site: Site, key: list[SSAValue]
-    ) -> tuple[SSAValue, SSAValue, str, list[str]]:
-        """The stored choice for the site's key and whether it is committed, with the
-        names of the globals read: the key's choice global (static keys), or the group's
-        cache of its last committed dynamic key (`dyn.choice` and one `dyn.w<i>` per
-        workload value)."""
-        group = site.group
-        zero = em.i32(0)
-        if site.static_key is not None:
-            choice_name = self.choice_global(group, group.key_index(site.static_key))
-            choice = em.value(util.GlobalLoadOp(choice_name, i32))
-            return choice, em.cmp("sge", choice, zero), choice_name, []
-        group.uses_dynamic_cache = True
-        choice_name = self.state_global(group, "dyn.choice", i32)
-        key_names = [self.state_global(group, f"dyn.w{i}", i64) for i in range(len(key))]
+    return em.if_(hit, types, committed, exploring)
+
+
+def lower_unexplored(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
+    """An online site whose results nothing reads runs the key's committed variant, or
+    the reference before the commit, and never explores: `iree-compile` cannot build a
+    call of an outlined exploration function whose results it drops, and timing or
+    checking results nobody reads tells nothing."""
+    key = [em.to_i64(w) for w in site.key]
+    choice, hit, _, _ = committed_choice(state, em, site, key)
+    variant = em.select(hit, choice, em.i32(site.group.default_index))
+    return chain(em, variant, site)
+
+
+def committed_choice(
+    state: LoweringState, em: Emitter, site: Site, key: list[SSAValue]
+) -> tuple[SSAValue, SSAValue, str, list[str]]:
+    """The stored choice for the site's key and whether it is committed, with the
+    names of the globals read: the key's choice global (static keys), or the group's
+    cache of its last committed dynamic key (`dyn.choice` and one `dyn.w<i>` per
+    workload value)."""
+    group = site.group
+    zero = em.i32(0)
+    if site.static_key is not None:
+        choice_name = state.choice_global(group, group.key_index(site.static_key))
         choice = em.value(util.GlobalLoadOp(choice_name, i32))
-        conditions = [em.cmp("sge", choice, zero)]
-        for name, value in zip(key_names, key, strict=True):
-            cached = em.value(util.GlobalLoadOp(name, i64))
-            conditions.append(em.cmp("eq", cached, value))
-        return choice, em.all_of(conditions), choice_name, key_names
+        return choice, em.cmp("sge", choice, zero), choice_name, []
+    group.uses_dynamic_cache = True
+    choice_name = state.state_global(group, "dyn.choice", i32)
+    key_names = [state.state_global(group, f"dyn.w{i}", i64) for i in range(len(key))]
+    choice = em.value(util.GlobalLoadOp(choice_name, i32))
+    conditions = [em.cmp("sge", choice, zero)]
+    for name, value in zip(key_names, key, strict=True):
+        cached = em.value(util.GlobalLoadOp(name, i64))
+        conditions.append(em.cmp("eq", cached, value))
+    return choice, em.all_of(conditions), choice_name, key_names
 
-    def exploration_function(
-        self, site: Site, arity: int, choice_name: str, key_names: list[str]
-    ) -> str:
-        """`util.func` (never inlined) taking a site's key and operands: it asks the host
-        which variant to run, times it, checks its results against the reference's while
-        it is unvalidated, and stores the choice once the host commits one."""
 
-        def body(em: Emitter, inner: Site, leading: list[SSAValue], _) -> list[SSAValue]:
-            results = self.explore(em, inner, leading, choice_name, key_names)
-            return self.tie_shapes(em, inner, results)
+def exploration_function(
+    state: LoweringState, site: Site, arity: int, choice_name: str, key_names: list[str]
+) -> str:
+    """`util.func` (never inlined) taking a site's key and operands: it asks the host
+    which variant to run, times it, checks its results against the reference's while
+    it is unvalidated, and stores the choice once the host commits one."""
 
-        return self.outlined_function(site, "explore", [i64] * arity, [], body)
+    def body(em: Emitter, inner: Site, leading: list[SSAValue], _) -> list[SSAValue]:
+        results = explore(state, em, inner, leading, choice_name, key_names)
+        return tie_shapes(em, inner, results)
 
-    def outlined_function(
-        self,
-        site: Site,
-        what: str,
-        leading: list[Attribute],
-        trailing: list[Attribute],
-        body: Callable[[Emitter, Site, list[SSAValue], list[SSAValue]], list[SSAValue]],
-    ) -> str:
-        """A private `util.func`, never inlined, taking `leading` values, the site's
-        operands and `trailing` values, and returning what `body` returns for a copy of the
-        site on its arguments (the key of that copy is the last `len(site.key)` leading
-        values). Its name."""
-        group = site.group
-        name = self.fresh(group.symbol(f"{what}{self.outlined_functions}"))
-        self.outlined_functions += 1
-        operand_types = [o.type for o in site.op.operands]
-        block = Block(arg_types=[*leading, *operand_types, *trailing])
-        first = list(block.args[: len(leading)])
-        operands = block.args[len(leading) : len(leading) + len(operand_types)]
-        last = list(block.args[len(leading) + len(operand_types) :])
-        key = first[len(first) - len(site.key) :]
-        shadow = site.op.clone(value_mapper=dict(zip(site.op.operands, operands, strict=True)))
-        inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
-        location = group.location(f"@{name}", site.op)
-        locate_arguments(block, location)
-        em = Emitter(block, location=location)
-        em.add(util.ReturnOp(body(em, inner, first, last)))
-        shadow.erase()
-        types = [r.type for r in site.op.results]
-        fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
-        fn.location = location
-        fn.attributes["inlining_policy"] = parse_attribute_text("#util.inline.never")
-        self.exports.append(fn)
-        return name
+    return outlined_function(state, site, "explore", [i64] * arity, [], body)
 
-    def explore(
-        self, em: Emitter, site: Site, key: list[SSAValue], choice_name: str, key_names: list[str]
-    ) -> list[SSAValue]:
-        group = site.group
-        arity = len(key)
+
+def outlined_function(
+    state: LoweringState,
+    site: Site,
+    what: str,
+    leading: list[Attribute],
+    trailing: list[Attribute],
+    body: Callable[[Emitter, Site, list[SSAValue], list[SSAValue]], list[SSAValue]],
+) -> str:
+    """A private `util.func`, never inlined, taking `leading` values, the site's
+    operands and `trailing` values, and returning what `body` returns for a copy of the
+    site on its arguments (the key of that copy is the last `len(site.key)` leading
+    values). Its name."""
+    group = site.group
+    name = state.fresh(group.symbol(f"{what}{state.outlined_functions}"))
+    state.outlined_functions += 1
+    operand_types = [o.type for o in site.op.operands]
+    block = Block(arg_types=[*leading, *operand_types, *trailing])
+    first = list(block.args[: len(leading)])
+    operands = block.args[len(leading) : len(leading) + len(operand_types)]
+    last = list(block.args[len(leading) + len(operand_types) :])
+    key = first[len(first) - len(site.key) :]
+    shadow = site.op.clone(value_mapper=dict(zip(site.op.operands, operands, strict=True)))
+    inner = Site(shadow, group, key, site.static_key)  # type: ignore[arg-type]
+    location = group.location(f"@{name}", site.op)
+    locate_arguments(block, location)
+    em = Emitter(block, location=location)
+    em.add(util.ReturnOp(body(em, inner, first, last)))
+    shadow.erase()
+    types = [r.type for r in site.op.results]
+    fn = util.FuncOp(name, (block.arg_types, types), Region(block), "private")
+    fn.location = location
+    fn.attributes["inlining_policy"] = parse_attribute_text("#util.inline.never")
+    state.exports.append(fn)
+    return name
+
+
+def explore(
+    state: LoweringState,
+    em: Emitter,
+    site: Site,
+    key: list[SSAValue],
+    choice_name: str,
+    key_names: list[str],
+) -> list[SSAValue]:
+    group = site.group
+    arity = len(key)
+    gid = em.i64(group.gid)
+    i1 = IntegerType(1)
+    variant, committed, check = state.host(em, interface.select(arity), [gid, *key])
+    done = em.cmp("ne", committed, em.i32(0))
+
+    def commit(c: Emitter) -> list[SSAValue]:
+        c.add(util.GlobalStoreOp(variant, choice_name))
+        for name, value in zip(key_names, key if key_names else [], strict=True):
+            c.add(util.GlobalStoreOp(value, name))
+        return []
+
+    em.if_(done, [], commit)
+    explore = em.binary(arith.XOrIOp, done, em.const(1, i1))
+    validate = em.binary(arith.AndIOp, explore, em.cmp("ne", check, em.i32(0)))
+    tensors = [a for a in site.op.operands if isinstance(a.type, TensorType)]
+    types = [r.type for r in site.op.results]
+
+    def start_clock(e: Emitter) -> list[SSAValue]:
+        e.wait_for(tensors)
+        return state.host(e, interface.now_ns(), [])
+
+    (t0,) = em.if_(explore, [i64], start_clock, lambda e: [e.i64(0)])
+    results = chain(em, variant, site)
+
+    def stop_clock(e: Emitter) -> list[SSAValue]:
+        e.wait_for([r for r in results if isinstance(r.type, TensorType)])
+        (t1,) = state.host(e, interface.now_ns(), [])
+        elapsed = e.binary(arith.SubiOp, t1, t0)
+        state.host(e, interface.record(arity), [gid, variant, elapsed, *key])
+        return []
+
+    em.if_(explore, [], stop_clock)
+    if any(t >= 0 for t in tied(site)) or not result_tensors(site):
+        return results  # in-place or tensor-less: the explored run is the only run
+
+    # While a variant is unvalidated (always while exploring), its result is checked
+    # against the reference's on the same inputs, and the caller gets the reference's.
+    def with_reference(e: Emitter) -> list[SSAValue]:
+        callee = validation_function(state, site, arity)
+        return e.call(callee, [variant, *key, *site.op.operands, *results], types)
+
+    def unchanged(e: Emitter) -> list[SSAValue]:
+        # Yielding `results` as they are would keep one result buffer alive per call
+        # (measured); through a barrier they are released. The barrier hides dynamic
+        # dimensions, so they are tied again.
+        dims = [e.dynamic_dims(r) if isinstance(r.type, TensorType) else [] for r in results]
+        kept = e.add(util.OptimizationBarrierOp(results)).results
+        return [
+            e.value(flow.TensorTieShapeOp(k, d)) if d else k
+            for k, d in zip(kept, dims, strict=True)
+        ]
+
+    return em.if_(validate, types, with_reference, unchanged)
+
+
+def validation_function(state: LoweringState, site: Site, arity: int) -> str:
+    """`util.func` taking a variant's results and the site's operands: it runs the
+    reference on the operands, has the host compare the results, and returns the
+    reference's. Kept out of line (never inlined): exporting the results for the host
+    inside the dispatching function kept one result buffer alive per call, even when
+    the branch was not taken. It dispatches one variant, the reference, whatever the
+    group's size: the chain is not repeated here (a copy of it per dispatch site made
+    `iree-compile` 2.5x slower at 300 groups)."""
+    group = site.group
+    types = [r.type for r in site.op.results]
+
+    def body(em: Emitter, inner: Site, leading, results) -> list[SSAValue]:
+        variant, key = leading[0], leading[1:]
         gid = em.i64(group.gid)
-        i1 = IntegerType(1)
-        variant, committed, check = self.host(em, interface.select(arity), [gid, *key])
-        done = em.cmp("ne", committed, em.i32(0))
+        reference = group.variants[group.default_index]
+        expected = list(em.add(variant_op(inner, reference)).results)
+        compare_results(state, em, inner, variant, results, expected, key, gid)
+        return expected
 
-        def commit(c: Emitter) -> list[SSAValue]:
-            c.add(util.GlobalStoreOp(variant, choice_name))
-            for name, value in zip(key_names, key if key_names else [], strict=True):
-                c.add(util.GlobalStoreOp(value, name))
-            return []
+    return outlined_function(state, site, "validate", [i32, *([i64] * arity)], types, body)
 
-        em.if_(done, [], commit)
-        explore = em.binary(arith.XOrIOp, done, em.const(1, i1))
-        validate = em.binary(arith.AndIOp, explore, em.cmp("ne", check, em.i32(0)))
-        tensors = [a for a in site.op.operands if isinstance(a.type, TensorType)]
-        types = [r.type for r in site.op.results]
 
-        def start_clock(e: Emitter) -> list[SSAValue]:
-            e.wait_for(tensors)
-            return self.host(e, interface.now_ns(), [])
-
-        (t0,) = em.if_(explore, [i64], start_clock, lambda e: [e.i64(0)])
-        results = self.chain(em, variant, site, lambda c, v: self.variant_op(site, v))
-
-        def stop_clock(e: Emitter) -> list[SSAValue]:
-            e.wait_for([r for r in results if isinstance(r.type, TensorType)])
-            (t1,) = self.host(e, interface.now_ns(), [])
-            elapsed = e.binary(arith.SubiOp, t1, t0)
-            self.host(e, interface.record(arity), [gid, variant, elapsed, *key])
-            return []
-
-        em.if_(explore, [], stop_clock)
-        if any(t >= 0 for t in self.tied(site)) or not self.result_tensors(site):
-            return results  # in-place or tensor-less: the explored run is the only run
-
-        # While a variant is unvalidated (always while exploring), its result is checked
-        # against the reference's on the same inputs, and the caller gets the reference's.
-        def with_reference(e: Emitter) -> list[SSAValue]:
-            callee = self.validation_function(site, arity)
-            return e.call(callee, [variant, *key, *site.op.operands, *results], types)
-
-        def unchanged(e: Emitter) -> list[SSAValue]:
-            # Yielding `results` as they are would keep one result buffer alive per call
-            # (measured); through a barrier they are released. The barrier hides dynamic
-            # dimensions, so they are tied again.
-            dims = [e.dynamic_dims(r) if isinstance(r.type, TensorType) else [] for r in results]
-            kept = e.add(util.OptimizationBarrierOp(results)).results
-            return [
-                e.value(flow.TensorTieShapeOp(k, d)) if d else k
-                for k, d in zip(kept, dims, strict=True)
-            ]
-
-        return em.if_(validate, types, with_reference, unchanged)
-
-    def validation_function(self, site: Site, arity: int) -> str:
-        """`util.func` taking a variant's results and the site's operands: it runs the
-        reference on the operands, has the host compare the results, and returns the
-        reference's. Kept out of line (never inlined): exporting the results for the host
-        inside the dispatching function kept one result buffer alive per call, even when
-        the branch was not taken. It dispatches one variant, the reference, whatever the
-        group's size: the chain is not repeated here (a copy of it per dispatch site made
-        `iree-compile` 2.5x slower at 300 groups)."""
-        group = site.group
-        types = [r.type for r in site.op.results]
-
-        def body(em: Emitter, inner: Site, leading, results) -> list[SSAValue]:
-            variant, key = leading[0], leading[1:]
-            gid = em.i64(group.gid)
-            reference = group.variants[group.default_index]
-            expected = list(em.add(self.variant_op(inner, reference)).results)
-            self.compare_results(em, inner, variant, results, expected, key, gid)
-            return expected
-
-        return self.outlined_function(site, "validate", [i32, *([i64] * arity)], types, body)
-
-    def tied(self, site: Site) -> list[int]:
-        if isinstance(site.op, flow.DispatchOp):
-            return site.op.tied_operand_indices()
-        return [-1] * len(site.op.results)
-
-    def result_tensors(self, site: Site) -> list[int]:
-        return [i for i, r in enumerate(site.op.results) if isinstance(r.type, TensorType)]
-
-    def site_result_dims(self, site: Site) -> list[list[SSAValue]]:
-        if isinstance(site.op, flow.DispatchOp):
-            return site.op.result_dims_of()
-        return [[] for _ in site.op.results]
-
-    def compare_results(self, em: Emitter, site, variant, results, expected, key, gid) -> None:
-        dims = self.site_result_dims(site)
-        indices = self.result_tensors(site)
-        # The host reads both results only once the device has computed them.
-        ready = em.wait_for([results[i] for i in indices] + [expected[i] for i in indices])
-        for position, index in enumerate(indices):
-            # A dispatch states its results' dynamic dimensions; a function's results carry
-            # their own (they may differ between the variant and the reference).
-            got_dims = dims[index] or em.dynamic_dims(results[index])
-            want_dims = dims[index] or em.dynamic_dims(expected[index])
-            got = em.view(ready[position], got_dims)
-            want = em.view(ready[len(indices) + position], want_dims)
-            signature = interface.compare(len(key))
-            self.host(em, signature, [gid, variant, em.i32(index), *key], [got, want])
+def compare_results(
+    state: LoweringState, em: Emitter, site, variant, results, expected, key, gid
+) -> None:
+    dims = site_result_dims(site)
+    indices = result_tensors(site)
+    # The host reads both results only once the device has computed them.
+    ready = em.wait_for([results[i] for i in indices] + [expected[i] for i in indices])
+    for position, index in enumerate(indices):
+        # A dispatch states its results' dynamic dimensions; a function's results carry
+        # their own (they may differ between the variant and the reference).
+        got_dims = dims[index] or em.dynamic_dims(results[index])
+        want_dims = dims[index] or em.dynamic_dims(expected[index])
+        got = em.view(ready[position], got_dims)
+        want = em.view(ready[len(indices) + position], want_dims)
+        signature = interface.compare(len(key))
+        state.host(em, signature, [gid, variant, em.i32(index), *key], [got, want])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import (
@@ -18,10 +19,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from autotune_contracts import interface
+from autotune_contracts.policy import Policy
 from autotune_dialect import flow, util
 from autotune_dialect.diagnostics import op_error
 from lowering.emitter import Emitter, locate_arguments
 from lowering.groups import Group, Site, constant_int, generated_location, split_by_rank
+from lowering.policies import StoredLowering
+from lowering.state import LoweringState
+from lowering.variants import chain, result_tensors, variant_op
 
 DEFAULT_INIT_SAMPLES = 3
 MAX_INIT_RUNS = 1024
@@ -29,242 +34,277 @@ MAX_INIT_RUNS = 1024
 grow with them: about 8 ms and 2 KB each)."""
 
 
-class SyntheticTuning:
-    """`__autotune`, `__autotune_init` and the setters (a part of `Lowering`)."""
+class ExplicitLowering(StoredLowering):
+    """`explicit`: an exported `__autotune` tunes every key; exported setters and getters
+    of each group's choice."""
 
-    # --- tuning on synthetic inputs (explicit and init) -----------------------------
+    def finish(self, state: LoweringState, sites: list[Site]) -> None:
+        tune_function(state, sites)
 
-    def synthetic_run(
-        self, em: Emitter, site: Site, key: tuple[int, ...]
-    ) -> Callable[[Emitter, str], Operation]:
-        """Create synthetic inputs for `site` at workload `key`; return a variant maker."""
-        known = dict(zip(site.key, key, strict=True))
 
-        def resolve(value: SSAValue, what: str) -> int:
-            constant = constant_int(value, known)
-            if constant is None:
-                raise op_error(
-                    site.op,
-                    f"cannot create synthetic inputs for tuning group "
-                    f"@{site.group.op.group_name}: {what} is neither a constant nor a "
-                    "workload value",
-                )
-            return constant
+class InitLowering(StoredLowering):
+    """`init`: an exported `__autotune_init`, called at load, measures every undecided key."""
 
-        op = site.op
-        arguments: list[SSAValue] = []
-        argument_dims: list[SSAValue] = []
-        dims_of = op.argument_dims_of() if isinstance(op, flow.DispatchOp) else None
-        call_args = op.arguments if isinstance(op, flow.DispatchOp) else op.operands
-        dim_cursor = 0
-        for i, arg in enumerate(call_args):
-            if isinstance(arg.type, TensorType):
-                shape = arg.type.get_shape()
-                dyn: list[SSAValue] = []
-                if dims_of is not None:
-                    for d in dims_of[i]:
-                        dyn.append(em.const(resolve(d, "a dynamic dimension"), IndexType()))
-                else:
-                    for _ in [s for s in shape if s < 0]:
-                        dyn.append(em.const(key[dim_cursor], IndexType()))
-                        dim_cursor += 1
-                argument_dims.extend(dyn)
-                arguments.append(self.synthetic_tensor(em, arg.type, dyn, i))
-            else:
-                arguments.append(em.const(resolve(arg, f"operand #{i}"), arg.type))
-        workload = (
-            [em.const(k, IndexType()) for k in key] if isinstance(op, flow.DispatchOp) else None
-        )
-        result_dims = None
-        per_result: list[list[SSAValue]] = [[] for _ in op.results]
-        if isinstance(op, flow.DispatchOp):
-            result_dims = [
-                em.const(resolve(d, "a result dimension"), IndexType()) for d in op.result_dims
-            ]
-            per_result = split_by_rank([r.type for r in op.outputs], result_dims)
-        elif any(
-            isinstance(r.type, TensorType) and any(d < 0 for d in r.type.get_shape())
-            for r in op.results
-        ):
+    def finish(self, state: LoweringState, sites: list[Site]) -> None:
+        init_tuning(state, sites)
+
+
+@dataclass
+class SyntheticRun:
+    """Synthetic inputs made for a site at one workload."""
+
+    make: Callable[[Emitter, str], Operation]
+    """Makes a dispatch or call of a variant on the inputs."""
+    inputs: list[SSAValue]
+    """The input tensors (to wait for before the clock starts)."""
+    result_dims: list[list[SSAValue]]
+    """The dynamic dimensions of each result."""
+
+
+def synthetic_run(em: Emitter, site: Site, key: tuple[int, ...]) -> SyntheticRun:
+    """Create synthetic inputs for `site` at workload `key`."""
+    known = dict(zip(site.key, key, strict=True))
+
+    def resolve(value: SSAValue, what: str) -> int:
+        constant = constant_int(value, known)
+        if constant is None:
             raise op_error(
-                op,
-                f"cannot tune function group @{site.group.op.group_name} on synthetic inputs: "
-                "its results have dynamic shapes",
+                site.op,
+                f"cannot create synthetic inputs for tuning group "
+                f"@{site.group.op.group_name}: {what} is neither a constant nor a "
+                "workload value",
             )
-        self._last_result_dims = per_result
+        return constant
 
-        def make(e: Emitter, variant: str) -> Operation:
-            return self.variant_op(site, variant, arguments, argument_dims, workload, result_dims)
-
-        self._last_inputs = [a for a in arguments if isinstance(a.type, TensorType)]
-        return make
-
-    def synthetic_tensor(
-        self, em: Emitter, type_: TensorType, dims: list[SSAValue], seed: int
-    ) -> SSAValue:
-        element = type_.get_element_type()
-        if isinstance(element, IntegerType):
-            fill = em.value(arith.ConstantOp(IntegerAttr(seed % 7 + 1, element)))
+    op = site.op
+    arguments: list[SSAValue] = []
+    argument_dims: list[SSAValue] = []
+    dims_of = op.argument_dims_of() if isinstance(op, flow.DispatchOp) else None
+    call_args = op.arguments if isinstance(op, flow.DispatchOp) else op.operands
+    dim_cursor = 0
+    for i, arg in enumerate(call_args):
+        if isinstance(arg.type, TensorType):
+            shape = arg.type.get_shape()
+            dyn: list[SSAValue] = []
+            if dims_of is not None:
+                for d in dims_of[i]:
+                    dyn.append(em.const(resolve(d, "a dynamic dimension"), IndexType()))
+            else:
+                for _ in [s for s in shape if s < 0]:
+                    dyn.append(em.const(key[dim_cursor], IndexType()))
+                    dim_cursor += 1
+            argument_dims.extend(dyn)
+            arguments.append(synthetic_tensor(em, arg.type, dyn, i))
         else:
-            fill = em.value(arith.ConstantOp(FloatAttr(0.5 + 0.25 * (seed % 5), element)))
-        empty = em.value(tensor.EmptyOp(dims, type_))
-        from xdsl.dialects.linalg.ops import FillOp  # slow to import; few modules need it
-
-        filled = em.value(FillOp([fill], [empty], [type_]))
-        return em.add(util.OptimizationBarrierOp([filled])).results[0]
-
-    def groups_with_a_site(self, policy: str, sites: list[Site]) -> list[tuple[Group, Site]]:
-        """The groups of `policy` that are used, each with one of its sites (whose operand
-        types the synthetic inputs follow)."""
-        out = []
-        for group in self.groups.values():
-            site = next((s for s in sites if s.group is group), None)
-            if group.policy == policy and site is not None:
-                out.append((group, site))
-        return out
-
-    def tune_function(self, sites: list[Site]) -> None:
-        """Exported `__autotune`: tune every explicit group's keys until the host commits."""
-        tuned = self.groups_with_a_site("explicit", sites)
-        if not tuned:
-            return
-        body = Block()
-        for group, site in tuned:
-            em = Emitter(body, location=group.location(f"@{interface.TUNE_FUNCTION}"))
-            for key, index in list(group.keys.items()):
-                self.tune_key_until_committed(em, site, key, index)
-        name = self.fresh(interface.TUNE_FUNCTION)
-        Emitter(body, location=generated_location(name, tuned[0][0])).add(util.ReturnOp())
-        fn = util.FuncOp(name, ([], []), Region(body), "public")
-        fn.location = generated_location(name, tuned[0][0])
-        fn.attributes["iree.reflection"] = DictionaryAttr(
-            {interface.ENTRY_KEY: StringAttr(interface.TUNE_ENTRY)}
+            arguments.append(em.const(resolve(arg, f"operand #{i}"), arg.type))
+    workload = [em.const(k, IndexType()) for k in key] if isinstance(op, flow.DispatchOp) else None
+    result_dims = None
+    per_result: list[list[SSAValue]] = [[] for _ in op.results]
+    if isinstance(op, flow.DispatchOp):
+        result_dims = [
+            em.const(resolve(d, "a result dimension"), IndexType()) for d in op.result_dims
+        ]
+        per_result = split_by_rank([r.type for r in op.outputs], result_dims)
+    elif any(
+        isinstance(r.type, TensorType) and any(d < 0 for d in r.type.get_shape())
+        for r in op.results
+    ):
+        raise op_error(
+            op,
+            f"cannot tune function group @{site.group.op.group_name} on synthetic inputs: "
+            "its results have dynamic shapes",
         )
-        self.exports.append(fn)
-        for group, _ in tuned:
-            self.setter_getter(group)
 
-    def tune_key_until_committed(self, em: Emitter, site: Site, key, index: int) -> None:
-        group = site.group
-        before = Block()
-        b = Emitter(before)
-        gid = b.i64(group.gid)
-        key_values = [b.i64(k) for k in key]
-        variant, committed, _ = self.host(b, interface.select(len(key)), [gid, *key_values])
-        unsettled = b.cmp("eq", committed, b.i32(0))
-        before.add_op(scf.ConditionOp(unsettled, variant))
-        after = Block(arg_types=[i32])
-        a = Emitter(after)
-        make = self.synthetic_run(a, site, key)
-        inputs = self._last_inputs
-        self.timed(a, site, after.args[0], make, inputs, key)
-        after.add_op(scf.YieldOp())
-        loop = em.add(scf.WhileOp([], [i32], Region(before), Region(after)))
-        em.add(util.GlobalStoreOp(loop.results[0], self.choice_global(group, index)))
+    def make(e: Emitter, variant: str) -> Operation:
+        return variant_op(site, variant, arguments, argument_dims, workload, result_dims)
 
-    def timed(self, em: Emitter, site: Site, variant: SSAValue, make, inputs, key) -> None:
-        group = site.group
-        em.wait_for(inputs)
-        (t0,) = self.host(em, interface.now_ns(), [])
-        if isinstance(variant, str):
-            results = list(em.add(make(em, variant)).results)
-            variant_index = em.i32(group.variants.index(variant))
-        else:
-            results = self.chain(em, variant, site, make)
-            variant_index = variant
-        tensors = self.result_tensors(site)
-        ready = dict(zip(tensors, em.wait_for([results[i] for i in tensors]), strict=True))
-        (t1,) = self.host(em, interface.now_ns(), [])
-        elapsed = em.binary(arith.SubiOp, t1, t0)
-        key_values = [em.i64(k) for k in key]
-        gid = em.i64(group.gid)
-        self.host(em, interface.record(len(key)), [gid, variant_index, elapsed, *key_values])
-        dims = self._last_result_dims
-        for index in tensors:
-            view = em.view(ready[index], dims[index])
-            self.host(
-                em,
-                interface.check(len(key)),
-                [gid, variant_index, em.i32(index), *key_values],
-                [view],
+    inputs = [a for a in arguments if isinstance(a.type, TensorType)]
+    return SyntheticRun(make, inputs, per_result)
+
+
+def synthetic_tensor(em: Emitter, type_: TensorType, dims: list[SSAValue], seed: int) -> SSAValue:
+    """A tensor of `type_` filled with a value that `seed` picks, behind a barrier."""
+    element = type_.get_element_type()
+    if isinstance(element, IntegerType):
+        fill = em.value(arith.ConstantOp(IntegerAttr(seed % 7 + 1, element)))
+    else:
+        fill = em.value(arith.ConstantOp(FloatAttr(0.5 + 0.25 * (seed % 5), element)))
+    empty = em.value(tensor.EmptyOp(dims, type_))
+    from xdsl.dialects.linalg.ops import FillOp  # slow to import; few modules need it
+
+    filled = em.value(FillOp([fill], [empty], [type_]))
+    return em.add(util.OptimizationBarrierOp([filled])).results[0]
+
+
+def groups_with_a_site(
+    state: LoweringState, policy: Policy, sites: list[Site]
+) -> list[tuple[Group, Site]]:
+    """The groups of `policy` that are used, each with one of its sites (whose operand
+    types the synthetic inputs follow)."""
+    out = []
+    for group in state.groups.values():
+        site = next((s for s in sites if s.group is group), None)
+        if group.policy == policy and site is not None:
+            out.append((group, site))
+    return out
+
+
+def tune_function(state: LoweringState, sites: list[Site]) -> None:
+    """Exported `__autotune`: tune every explicit group's keys until the host commits."""
+    tuned = groups_with_a_site(state, Policy.EXPLICIT, sites)
+    if not tuned:
+        return
+    body = Block()
+    for group, site in tuned:
+        em = Emitter(body, location=group.location(f"@{interface.TUNE_FUNCTION}"))
+        for key, index in list(group.keys.items()):
+            tune_key_until_committed(state, em, site, key, index)
+    name = state.fresh(interface.TUNE_FUNCTION)
+    Emitter(body, location=generated_location(name, tuned[0][0])).add(util.ReturnOp())
+    fn = util.FuncOp(name, ([], []), Region(body), "public")
+    fn.location = generated_location(name, tuned[0][0])
+    fn.attributes["iree.reflection"] = DictionaryAttr(
+        {interface.ENTRY_KEY: StringAttr(interface.TUNE_ENTRY)}
+    )
+    state.exports.append(fn)
+    for group, _ in tuned:
+        setter_getter(state, group)
+
+
+def tune_key_until_committed(
+    state: LoweringState, em: Emitter, site: Site, key, index: int
+) -> None:
+    """Time the variants the host selects for `key` until it commits; store the choice."""
+    group = site.group
+    before = Block()
+    b = Emitter(before)
+    gid = b.i64(group.gid)
+    key_values = [b.i64(k) for k in key]
+    variant, committed, _ = state.host(b, interface.select(len(key)), [gid, *key_values])
+    unsettled = b.cmp("eq", committed, b.i32(0))
+    before.add_op(scf.ConditionOp(unsettled, variant))
+    after = Block(arg_types=[i32])
+    a = Emitter(after)
+    timed(state, a, site, after.args[0], synthetic_run(a, site, key), key)
+    after.add_op(scf.YieldOp())
+    loop = em.add(scf.WhileOp([], [i32], Region(before), Region(after)))
+    em.add(util.GlobalStoreOp(loop.results[0], state.choice_global(group, index)))
+
+
+def timed(
+    state: LoweringState,
+    em: Emitter,
+    site: Site,
+    variant: SSAValue | str,
+    run: SyntheticRun,
+    key: tuple[int, ...],
+) -> None:
+    """One timed run of `variant` (a name, or an index choosing through the chain) on the
+    synthetic inputs, recorded and its results checked by the host."""
+    group = site.group
+    em.wait_for(run.inputs)
+    (t0,) = state.host(em, interface.now_ns(), [])
+    if isinstance(variant, str):
+        results = list(em.add(run.make(em, variant)).results)
+        variant_index = em.i32(group.variants.index(variant))
+    else:
+        results = chain(em, variant, site, run.make)
+        variant_index = variant
+    tensors = result_tensors(site)
+    ready = dict(zip(tensors, em.wait_for([results[i] for i in tensors]), strict=True))
+    (t1,) = state.host(em, interface.now_ns(), [])
+    elapsed = em.binary(arith.SubiOp, t1, t0)
+    key_values = [em.i64(k) for k in key]
+    gid = em.i64(group.gid)
+    state.host(em, interface.record(len(key)), [gid, variant_index, elapsed, *key_values])
+    for index in tensors:
+        view = em.view(ready[index], run.result_dims[index])
+        state.host(
+            em,
+            interface.check(len(key)),
+            [gid, variant_index, em.i32(index), *key_values],
+            [view],
+        )
+
+
+def init_tuning(state: LoweringState, sites: list[Site]) -> None:
+    """Exported `__autotune_init`, which the runtime calls at load: every init group's
+    keys measured on synthetic inputs, unrolled.
+
+    Not a `util.initializer`: IREE 3.13 crashes (OutlineMemoizeRegions) on an
+    initializer with dispatches under an `scf.if`, and the runs must be skipped when
+    the tuning cache has the decision."""
+    tuned = groups_with_a_site(state, Policy.INIT, sites)
+    if not tuned:
+        return
+    body = Block()
+    for group, site in tuned:
+        em = Emitter(body, location=group.location(f"@{interface.INIT_FUNCTION}"))
+        samples = group.op.int_param("min_samples") or DEFAULT_INIT_SAMPLES
+        runs = samples * len(group.variants) * len(group.keys)
+        if runs > MAX_INIT_RUNS:
+            raise op_error(
+                group.op,
+                f'policy "init" unrolls {runs} timed runs in {interface.INIT_FUNCTION} '
+                f"({samples} min_samples x {len(group.variants)} variants x "
+                f"{len(group.keys)} workloads); at most {MAX_INIT_RUNS} are supported",
             )
+        for key, index in list(group.keys.items()):
+            choice = init_choice(state, em, site, key, samples)
+            em.add(util.GlobalStoreOp(choice, state.choice_global(group, index)))
+    name = state.fresh(interface.INIT_FUNCTION)
+    Emitter(body, location=generated_location(name, tuned[0][0])).add(util.ReturnOp())
+    fn = util.FuncOp(name, ([], []), Region(body), "public")
+    fn.location = generated_location(name, tuned[0][0])
+    fn.attributes["iree.reflection"] = DictionaryAttr(
+        {interface.ENTRY_KEY: StringAttr(interface.INIT_ENTRY)}
+    )
+    state.exports.append(fn)
 
-    def init_tuning(self, sites: list[Site]) -> None:
-        """Exported `__autotune_init`, which the runtime calls at load: every init group's
-        keys measured on synthetic inputs, unrolled.
 
-        Not a `util.initializer`: IREE 3.13 crashes (OutlineMemoizeRegions) on an
-        initializer with dispatches under an `scf.if`, and the runs must be skipped when
-        the tuning cache has the decision."""
-        tuned = self.groups_with_a_site("init", sites)
-        if not tuned:
-            return
-        body = Block()
-        for group, site in tuned:
-            em = Emitter(body, location=group.location(f"@{interface.INIT_FUNCTION}"))
-            samples = group.op.int_param("min_samples") or DEFAULT_INIT_SAMPLES
-            runs = samples * len(group.variants) * len(group.keys)
-            if runs > MAX_INIT_RUNS:
-                raise op_error(
-                    group.op,
-                    f'policy "init" unrolls {runs} timed runs in {interface.INIT_FUNCTION} '
-                    f"({samples} min_samples x {len(group.variants)} variants x "
-                    f"{len(group.keys)} workloads); at most {MAX_INIT_RUNS} are supported",
-                )
-            for key, index in list(group.keys.items()):
-                choice = self.init_choice(em, site, key, samples)
-                em.add(util.GlobalStoreOp(choice, self.choice_global(group, index)))
-        name = self.fresh(interface.INIT_FUNCTION)
-        Emitter(body, location=generated_location(name, tuned[0][0])).add(util.ReturnOp())
-        fn = util.FuncOp(name, ([], []), Region(body), "public")
-        fn.location = generated_location(name, tuned[0][0])
-        fn.attributes["iree.reflection"] = DictionaryAttr(
-            {interface.ENTRY_KEY: StringAttr(interface.INIT_ENTRY)}
-        )
-        self.exports.append(fn)
+def init_choice(state: LoweringState, em: Emitter, site: Site, key: tuple[int, ...], samples: int):
+    """The choice for one key at load: the committed one (tuning cache) when there is
+    one, else `samples` timed runs of every variant on synthetic inputs and `decide`."""
+    group = site.group
 
-    def init_choice(self, em: Emitter, site: Site, key: tuple[int, ...], samples: int):
-        """The choice for one key at load: the committed one (tuning cache) when there is
-        one, else `samples` timed runs of every variant on synthetic inputs and `decide`."""
-        group = site.group
+    def key_args(b: Emitter) -> list[SSAValue]:
+        return [b.i64(group.gid), *[b.i64(k) for k in key]]
 
-        def key_args(b: Emitter) -> list[SSAValue]:
-            return [b.i64(group.gid), *[b.i64(k) for k in key]]
+    def measure(b: Emitter) -> list[SSAValue]:
+        for variant in group.variants:
+            for _ in range(samples):
+                timed(state, b, site, variant, synthetic_run(b, site, key), key)
+        return state.host(b, interface.decide(len(key)), key_args(b))
 
-        def measure(b: Emitter) -> list[SSAValue]:
-            for variant in group.variants:
-                for _ in range(samples):
-                    make = self.synthetic_run(b, site, key)
-                    self.timed(b, site, variant, make, self._last_inputs, key)
-            return self.host(b, interface.decide(len(key)), key_args(b))
+    (known,) = state.host(em, interface.decided(len(key)), key_args(em))
+    unknown = em.cmp("slt", known, em.i32(0))
+    (choice,) = em.if_(unknown, [i32], measure, lambda b: [known])
+    return choice
 
-        (known,) = self.host(em, interface.decided(len(key)), key_args(em))
-        unknown = em.cmp("slt", known, em.i32(0))
-        (choice,) = em.if_(unknown, [i32], measure, lambda b: [known])
-        return choice
 
-    def setter_getter(self, group: Group) -> None:
-        suffix = group.display_name.replace("::", "_")
-        setter_name = self.fresh(f"__autotune_set_{suffix}")
-        getter_name = self.fresh(f"__autotune_get_{suffix}")
-        self.accessors[group.gid] = (setter_name, getter_name)
-        names = [self.choice_global(group, i) for i in group.keys.values()]
-        setter = Block(arg_types=[i32])
-        em = Emitter(setter, location=group.location(f"@{setter_name}"))
-        locate_arguments(setter, em.location)
-        for name in names:
-            em.add(util.GlobalStoreOp(setter.args[0], name))
-        em.add(util.ReturnOp())
-        fn = util.FuncOp(setter_name, ([i32], []), Region(setter), "public")
-        fn.location = em.location
-        self.exports.append(fn)
-        getter = Block()
-        em = Emitter(getter, location=group.location(f"@{getter_name}"))
-        value = em.i32(-1)
-        if names:  # unset choices are negative; the getter says -1 for all of them
-            stored = em.value(util.GlobalLoadOp(names[0], i32))
-            value = em.select(em.cmp("sge", stored, em.i32(0)), stored, value)
-        em.add(util.ReturnOp([value]))
-        fn = util.FuncOp(getter_name, ([], [i32]), Region(getter), "public")
-        fn.location = em.location
-        self.exports.append(fn)
+def setter_getter(state: LoweringState, group: Group) -> None:
+    """Exported `__autotune_set_*` and `__autotune_get_*` of a group's choice."""
+    suffix = group.display_name.replace("::", "_")
+    setter_name = state.fresh(f"__autotune_set_{suffix}")
+    getter_name = state.fresh(f"__autotune_get_{suffix}")
+    state.accessors[group.gid] = (setter_name, getter_name)
+    names = [state.choice_global(group, i) for i in group.keys.values()]
+    setter = Block(arg_types=[i32])
+    em = Emitter(setter, location=group.location(f"@{setter_name}"))
+    locate_arguments(setter, em.location)
+    for name in names:
+        em.add(util.GlobalStoreOp(setter.args[0], name))
+    em.add(util.ReturnOp())
+    fn = util.FuncOp(setter_name, ([i32], []), Region(setter), "public")
+    fn.location = em.location
+    state.exports.append(fn)
+    getter = Block()
+    em = Emitter(getter, location=group.location(f"@{getter_name}"))
+    value = em.i32(-1)
+    if names:  # unset choices are negative; the getter says -1 for all of them
+        stored = em.value(util.GlobalLoadOp(names[0], i32))
+        value = em.select(em.cmp("sge", stored, em.i32(0)), stored, value)
+    em.add(util.ReturnOp([value]))
+    fn = util.FuncOp(getter_name, ([], [i32]), Region(getter), "public")
+    fn.location = em.location
+    state.exports.append(fn)

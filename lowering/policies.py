@@ -1,0 +1,95 @@
+"""The interface every policy's lowering implements, and the `static` policy's and the
+stored choice's (`explicit` and `init`) lowerings."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import i32
+from xdsl.ir import SSAValue
+
+from autotune_dialect import util
+from autotune_dialect.diagnostics import op_error
+from lowering.emitter import Emitter
+from lowering.groups import Group, Site
+from lowering.state import LoweringState
+from lowering.variants import chain, tie_shapes, variant_op
+
+
+class PolicyLowering:
+    """How the groups of one policy are lowered: `prepare` each group before any site is
+    lowered, `lower_site` each dispatch or call, then `finish` with what the policy adds
+    to the module once."""
+
+    def prepare(self, state: LoweringState, group: Group) -> None:
+        """Before any site is lowered (nothing by default)."""
+
+    def lower_site(self, state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
+        """Emit, at `em` (before the site's op), what replaces the site; its results."""
+        raise NotImplementedError
+
+    def finish(self, state: LoweringState, sites: list[Site]) -> None:
+        """Once every site is lowered (nothing by default)."""
+
+
+class StaticLowering(PolicyLowering):
+    """`static`: the site runs the chosen variant directly; no imports, no globals."""
+
+    def lower_site(self, state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
+        return list(em.add(variant_op(site, static_choice(state, site))).results)
+
+
+def static_choice(state: LoweringState, site: Site) -> str:
+    """The group's `choice`, else the decision for the site's workload, else the
+    decision of the nearest decided workload, else the first variant."""
+    group = site.group
+    if group.op.choice is not None:
+        return group.op.choice.root_reference.data
+    matching = state.static_decisions.get(group.gid, [])
+    if not matching:
+        return group.variants[0]
+    if site.static_key is None or any(len(d["workload"]) != len(site.static_key) for d in matching):
+        return matching[0]["variant"]
+    from autotune_runtime.tuner import key_distance  # the runtime's rule; heavy to import
+
+    nearest = min(matching, key=lambda d: key_distance(tuple(d["workload"]), site.static_key))
+    return nearest["variant"]
+
+
+class StoredLowering(PolicyLowering):
+    """`explicit` and `init`: the site runs the key's stored choice, else the reference;
+    the group's sample workloads are keys too."""
+
+    def prepare(self, state: LoweringState, group: Group) -> None:
+        for sample in group.op.sample_workloads():
+            if group.arity is not None and len(sample) != group.arity:
+                raise op_error(
+                    group.op,
+                    f"sample workloads have {len(sample)} values but the uses of "
+                    f"@{group.op.group_name} have {group.arity} (for a group of "
+                    "functions: the dynamic dimensions of its tensor arguments)",
+                )
+            group.key_index(tuple(sample))
+
+    def lower_site(self, state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
+        return tie_shapes(em, site, stored_choice_results(state, em, site))
+
+
+def stored_choice_results(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
+    """Run the stored choice for the site's key, else the reference; the results."""
+    group = site.group
+    default = em.i32(group.default_index)
+    if site.static_key is not None:
+        choice = em.value(
+            util.GlobalLoadOp(state.choice_global(group, group.key_index(site.static_key)), i32)
+        )
+    else:
+        choice = em.i32(-1)
+        key = [em.to_i64(w) for w in site.key]
+        for sample, index in list(group.keys.items()):
+            if len(sample) != len(key):
+                continue
+            stored = em.value(util.GlobalLoadOp(state.choice_global(group, index), i32))
+            same = em.all_of([em.cmp("eq", k, em.i64(s)) for k, s in zip(key, sample, strict=True)])
+            choice = em.select(same, stored, choice)
+    valid = em.cmp("sge", choice, em.i32(0))
+    variant = em.select(valid, choice, default)
+    return chain(em, variant, site)
