@@ -14,7 +14,7 @@ import traceback
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import read_source, write_atomically
-from autotune_dialect.autotune import POLICIES
+from autotune_contracts.policy import POLICIES, Policy
 from autotune_dialect.ir import parse_module, xdsl_text
 from autotune_model.commands import add_command as add_tune_model_command
 from autotune_runtime.commands import add_runtime_commands
@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--policy",
             choices=POLICIES,
-            default="online",
+            default=Policy.ONLINE,
             help="policy of groups that name none (default: online)",
         )
         p.add_argument(

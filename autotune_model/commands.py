@@ -11,9 +11,11 @@ from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import read_source, write_atomically
+from autotune_contracts.policy import Policy
 from lowering.driver import TARGETS
 
-POLICIES = ("online", "explicit", "static")
+POLICIES = (Policy.ONLINE.value, Policy.EXPLICIT.value, Policy.STATIC.value)
+"""The policies `tune-model` offers (init tunes at load, which a model run does not show)."""
 
 
 def _positive(text: str) -> int:
@@ -58,7 +60,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         arch=args.arch,
         function=args.function,
         input_shapes=tuple(args.input_shape) if args.input_shape else None,
-        policy="static" if args.freeze else args.policy,
+        policy=Policy.STATIC if args.freeze else args.policy,
         freeze=args.freeze,
         cache=args.cache,
         top_k=args.top_k,
@@ -109,7 +111,7 @@ def add_command(sub) -> None:
     tune.add_argument(
         "--policy",
         choices=POLICIES,
-        default="online",
+        default=Policy.ONLINE,
         help="how the tuned module chooses (default: online, on the device it runs on)",
     )
     tune.add_argument(

@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.policy import Policy
 from autotune_dialect import interop
 from autotune_dialect.diagnostics import op_location
 from autotune_dialect.flow import DispatchOp
@@ -250,10 +251,10 @@ def check_model(
                 done += 1
                 if not agree(got, expected, tolerance):
                     return f"call {done} gave other results than the stock build"
-                if policy == "explicit" and done == 1:
+                if policy == Policy.EXPLICIT and done == 1:
                     tuned.tune()
                     continue
-                if policy != "online" or done >= calls or _settled(tuned):
+                if policy != Policy.ONLINE or done >= calls or _settled(tuned):
                     return None
     except (RuntimeError, ValueError, TypeError) as err:
         return f"it failed to run: {str(err).strip().splitlines()[0]}"
@@ -290,14 +291,14 @@ def time_model(
         # device), so that the ratio holds only what the modules do.
         run_stock = stock_context.modules[stock_module.name][function]
         run_tuned = tuned.context.modules[tuned.module.name][function]
-        if policy == "explicit":
+        if policy == Policy.EXPLICIT:
             tuned.tune()
         calls = 0
-        while policy == "online" and calls < warmup_calls and not _settled(tuned):
+        while policy == Policy.ONLINE and calls < warmup_calls and not _settled(tuned):
             tuned.function(function)(*host_args)
             calls += 1
-        settle_calls = calls if policy == "online" else None
-        settled = _settled(tuned) if policy == "online" else True
+        settle_calls = calls if policy == Policy.ONLINE else None
+        settled = _settled(tuned) if policy == Policy.ONLINE else True
         run_stock(*args)
         run_tuned(*args)
         times: dict[str, list[int]] = {"stock": [], "tuned": []}

@@ -23,6 +23,7 @@ from typing import Protocol
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
 from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.policy import Policy
 from autotune_dialect import parse_module, print_module
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.iree_configs import ROOT_OP_WORDS, loop_count, tile_lists
@@ -254,7 +255,7 @@ def _tune(
     executor = executor or LocalExecutor()
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
-    policy = "static" if options.freeze else options.policy
+    policy = Policy.STATIC if options.freeze else options.policy
     report = TuneReport(filename, options.target, options.arch, policy, executor.name)
     report.seconds = seconds
     # Read first: a missing or unreadable cache fails before any work.
@@ -350,7 +351,7 @@ def _tune(
             )
             vmfb, lowered = _build(flow, filename, function_name, [], options, policy)
         lap("check")
-    if policy == "static":
+    if policy == Policy.STATIC:
         for tunable in tunables:
             winner = tunable.winner if tunable in grouped else DEFAULT.name
             tunable.result.frozen = tunable.frozen or [FrozenChoice(winner, TUNING)]
@@ -505,10 +506,10 @@ def _make_group(module: ModuleOp, sites: list[DispatchOp], tunable: Tunable, pol
     kept = {c.name: c.compilation_info for c in tunable.candidates if c.name in tunable.result.kept}
     params: dict[str, object] = {"policy": policy}
     first = sites[0]
-    if policy == "static" and not tunable.frozen:  # else the cache's decisions choose
+    if policy == Policy.STATIC and not tunable.frozen:  # else the cache's decisions choose
         winner = tunable.winner
         params["choice"] = tunable.export + ("" if winner == DEFAULT.name else f"__{winner}")
-    elif policy in ("explicit", "init"):
+    elif policy in (Policy.EXPLICIT, Policy.INIT):
         params["workloads"] = [tunable.workload]
     tile_variants(module, first, kept, **params)
     for site in sites[1:]:

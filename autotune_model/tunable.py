@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from autotune_contracts.policy import Policy
 from autotune_model.bench import BenchModule, Compiled, Measured, agree
 from autotune_model.candidates import DEFAULT, Candidate
 from autotune_model.measure import InputShape
@@ -34,7 +35,7 @@ class TuneOptions:
     arch: str | None = None
     function: str | None = None
     input_shapes: tuple[InputShape, ...] | None = None
-    policy: str = "online"
+    policy: str = Policy.ONLINE
     freeze: bool = False
     cache: str | None = None
     top_k: int = 2

@@ -13,6 +13,7 @@ import numpy as np
 from autotune_contracts import interface
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import write_atomically
+from autotune_contracts.policy import Policy
 from autotune_runtime.cli_common import (
     command,
     console,
@@ -177,7 +178,7 @@ def _print_group_summary(module) -> None:
     for item in module.stats():
         stats.setdefault(item["group"], []).append(item)
     for group in module.groups.values():
-        if group.policy == "explicit" and (group.keys or group.workload_arity > 0):
+        if group.policy == Policy.EXPLICIT and (group.keys or group.workload_arity > 0):
             _print_explicit(module.tuner, group)
             continue
         items = stats.get(group.qualified_name, [])
@@ -278,7 +279,7 @@ def keys_to_tune(module) -> list[tuple[int, Key]]:
     """(group, key) of the explicit groups that `__autotune` still has to measure."""
     todo = []
     for gid, group in module.groups.items():
-        if group.policy == "explicit":
+        if group.policy == Policy.EXPLICIT:
             for key in group.keys:
                 state = module.tuner.states.get((gid, key))
                 if state is None or state.decision is None:

@@ -12,6 +12,7 @@ import iree.runtime as rt
 import numpy as np
 
 from autotune_contracts import interface
+from autotune_contracts.policy import Policy
 from autotune_runtime.cache import TuningCache
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
@@ -145,7 +146,7 @@ class LoadedModule:
         if self.tune_function is None:
             raise KeyError("the module has no __autotune entry point (no explicit groups)")
         for group in self.groups.values():
-            if group.policy == "explicit" and not group.keys and group.workload_arity > 0:
+            if group.policy == Policy.EXPLICIT and not group.keys and group.workload_arity > 0:
                 warnings.warn(
                     f"group {group.qualified_name} has dynamic shapes and no `workloads`: "
                     "0 workload keys were tuned and its calls run the reference variant "
@@ -158,7 +159,7 @@ class LoadedModule:
         self.tuner.manual = {
             (gid, key): variant
             for (gid, key), variant in self.tuner.manual.items()
-            if self.groups[gid].policy != "explicit"
+            if self.groups[gid].policy != Policy.EXPLICIT
         }
         self._invoke(self._functions[self.tune_function], ())
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from autotune_contracts import interface
+from autotune_contracts.policy import Policy
 from autotune_runtime.cache import CacheKey, Entry, TuningCache
 from autotune_runtime.compare import agrees, max_error
 from autotune_runtime.fingerprint import DeviceFingerprint
@@ -295,7 +296,7 @@ class Tuner:
         contenders.update(
             i for i, v in enumerate(here) if v.samples and v.minimum <= here[winner].median
         )
-        if group.policy in ("explicit", "init"):
+        if group.policy in (Policy.EXPLICIT, Policy.INIT):
             contenders.add(group.reference)
         return WarmStart(neighbour, winner, tuple(sorted(contenders)), ratios, growth)
 

@@ -100,7 +100,7 @@ def lower_site(state: LoweringState, site: Site) -> None:
 
 def lower_module(
     module: ModuleOp,
-    policy: str = "online",
+    policy: str = Policy.ONLINE,
     cache: str | Path | None = None,
     base_dir: str | Path | None = None,
     verify_input: bool = True,
@@ -141,7 +141,7 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 def lower_to_iree(
     text: str,
-    policy: str = "online",
+    policy: str = Policy.ONLINE,
     cache: str | Path | None = None,
     filename: str = "<input>",
     target: str | None = None,
@@ -171,7 +171,7 @@ class AutotuneToIREEPass(ModulePass):
 
     name = "autotune-to-iree"
 
-    policy: str = "online"
+    policy: str = Policy.ONLINE
     """Policy of groups that name none: online, explicit, init or static."""
     cache: str | None = None
     """Tuning-cache export (JSON) whose decisions fix the `static` choice."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from iree.compiler.tools.binaries import find_tool
 
 from autotune_contracts.errors import DiagnosticError, SourceLocation, shorten_literals
+from autotune_contracts.policy import Policy
 from autotune_dialect.diagnostics import named_value
 from lowering.autotune_to_iree import lower_to_iree
 
@@ -557,7 +558,7 @@ def compile(  # noqa: A001 - the public name the API promises
     target: str = "llvm-cpu",
     arch: str | None = None,
     filename: str | Path = "<input>",
-    policy: str = "online",
+    policy: str = Policy.ONLINE,
     cache: str | Path | None = None,
     extra_args: list[str] | None = None,
 ) -> bytes:

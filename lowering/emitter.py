@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from autotune_contracts import interface
 from autotune_dialect import hal, util
@@ -57,8 +58,7 @@ class Emitter:
     def __init__(
         self, block: Block, before: Operation | None = None, location: Attribute | None = None
     ):
-        self.block = block
-        self.before = before
+        self.point = InsertPoint(block, before)
         self.location = location
 
     def nested(self, block: Block) -> Emitter:
@@ -68,10 +68,7 @@ class Emitter:
     def add(self, op: Operation) -> Operation:
         if self.location is not None:
             _stamp(op, self.location)
-        if self.before is not None:
-            self.block.insert_op_before(op, self.before)
-        else:
-            self.block.add_op(op)
+        Rewriter.insert_op(op, self.point)
         return op
 
     def value(self, op: Operation) -> SSAValue:

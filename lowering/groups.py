@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from autotune_contracts import interface
+from autotune_contracts.policy import Policy
 from autotune_dialect import flow, interop
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import op_error
@@ -34,7 +35,7 @@ class Group:
     gid: int
     container: Operation
     container_name: str | None
-    policy: str
+    policy: Policy
     variants: list[str]
     arity: int | None = None
     keys: dict[tuple[int, ...], int] = field(default_factory=dict)
@@ -103,7 +104,7 @@ class Group:
         return entries
 
     def symbol(self, suffix: str) -> str:
-        """The wanted name of a symbol of this group's state (`Lowering.fresh` makes it
+        """The wanted name of a symbol of this group's state (`LoweringState.fresh` makes it
         unique): the group's number keeps groups apart whatever their names."""
         return f"__autotune.g{self.gid}.{self.op.group_name}.{suffix}"
 
