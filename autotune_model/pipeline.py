@@ -194,8 +194,7 @@ def _tunables(
             continue
         bench = bench_module(module, dispatch, values)
         if not isinstance(bench, str):
-            flags = [*target_flags(options.target, options.arch), *report.base.flags]
-            bench = at_flow_phase(bench, flags)
+            bench = at_flow_phase(bench, target_flags(options.target, options.arch))
         if isinstance(bench, str):
             report.skipped[export] = bench
             continue
@@ -279,7 +278,16 @@ def _tune(
     benchmarked = device_available(device)
     flow = flow_phase(model, options.target, options.arch, filename)
     base_vmfb = None
-    if options.base == AUTO and benchmarked and options.time_model and options.target == "llvm-cpu":
+    # (A model with dynamic sizes, which needs example shapes, keeps IREE's defaults: its
+    # lowered host code is built from the start, which a data-tiled flow phase refuses.)
+    static_sizes = options.input_shapes is None
+    if (
+        options.base == AUTO
+        and benchmarked
+        and options.time_model
+        and static_sizes
+        and (options.target == "llvm-cpu")
+    ):
         probe = model_function(parse_module(flow, f"{filename} (flow phase)"), options.function)
         inputs = function_inputs(probe, options.input_shapes, model)
         report.base, base_vmfb = choose_base(
@@ -523,10 +531,14 @@ def _build(
     lower_module(module, policy, options.cache, decisions=decisions)
     lowered = print_module(module, locations=True)
     target, arch = options.target, options.arch
-    at_flow = compile_lowered(lowered, target, arch, extra_args=[*base_flags, *TO_FLOW])
+    if base_flags:
+        # A data-tiled flow phase is built from there: IREE refuses to bring its encoded
+        # tensors to the flow phase again (`'hal.encoding_type' op unsupported encoding
+        # type`). Nothing folds its kernels on the way.
+        return compile_lowered(lowered, target, arch, extra_args=[*base_flags, *FROM_FLOW]), lowered
+    at_flow = compile_lowered(lowered, target, arch, extra_args=TO_FLOW)
     built, _ = kernels_as_given(at_flow.decode(), lowered)
-    vmfb = compile_lowered(built, target, arch, extra_args=[*base_flags, *FROM_FLOW])
-    return vmfb, lowered
+    return compile_lowered(built, target, arch, extra_args=FROM_FLOW), lowered
 
 
 def _make_group(module: ModuleOp, sites: list[DispatchOp], tunable: Tunable, policy: str) -> None:
