@@ -108,6 +108,12 @@ def bench_module(
     kernel = interop.kernel_function_name(export)
     if kernel is None:
         return "its export names no kernel function"
+    types = [interop.mlir_text(v.type) for v in (*dispatch.arguments, *dispatch.outputs)]
+    if any("#iree_encoding." in text for text in types):
+        return (
+            "its operands are data-tiled (tensors with an encoding), which a dispatch alone "
+            "is not built with; left as the data-tiling build makes it"
+        )
     needed = [*dispatch.workload, *dispatch.result_dims]
     needed += [a for a in dispatch.arguments if not isinstance(a.type, TensorType)]
     unknown = [v for v in needed if v not in values]

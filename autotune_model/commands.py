@@ -12,6 +12,7 @@ from pathlib import Path
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import read_source, write_atomically
 from autotune_contracts.policy import Policy
+from autotune_model.base_builds import AUTO, BASES
 from lowering.driver import TARGETS
 
 POLICIES = (Policy.ONLINE.value, Policy.EXPLICIT.value, Policy.STATIC.value)
@@ -67,6 +68,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         candidates=args.candidates,
         tolerance=args.tolerance,
         time_model=not args.no_timing,
+        base=args.base,
     )
     if args.cache and not args.freeze:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
@@ -134,6 +136,14 @@ def add_command(sub) -> None:
         type=_tolerance,
         default=1e-3,
         help="largest difference from IREE's own results, relative (default 1e-3)",
+    )
+    tune.add_argument(
+        "--base",
+        choices=[AUTO, *BASES],
+        default=AUTO,
+        help="IREE's whole-compilation options to build with: the fastest of stock, "
+        "data-tiling and data-tiling+ukernels, timed against the stock build (auto, "
+        "the default on llvm-cpu where the model is timed), or one of them",
     )
     tune.add_argument(
         "--ray",

@@ -93,7 +93,8 @@ def take_cached(
         groups = ", ".join(t.group for t in tunables) or "none"
         raise DiagnosticError(
             f"no decision of the tuning cache {cache} names a tuned dispatch of this model "
-            f"(its groups: {groups}); freeze with the cache of this model's module"
+            f"(its groups: {groups}); freeze with the cache of this model's module, built "
+            "with the same build options (`--base`, which its tune-model report names)"
         )
     if named < len(decisions):
         report.notes.append(

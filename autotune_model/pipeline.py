@@ -29,6 +29,7 @@ from autotune_dialect.flow import DispatchOp
 from autotune_dialect.iree_configs import ROOT_OP_WORDS, loop_count, tile_lists
 from autotune_dialect.iree_ir import renamed_locations
 from autotune_dialect.variants import tile_variants
+from autotune_model.base_builds import AUTO, BASES, STOCK, choose_base, timed_ratio
 from autotune_model.bench import (
     BenchmarkJob,
     Compiled,
@@ -62,6 +63,7 @@ from autotune_model.report import (
     NOISE,
     SLOWER,
     TUNING,
+    BaseBuild,
     FrozenChoice,
     TuneReport,
 )
@@ -115,10 +117,13 @@ def input_type_flags(text: str) -> list[str]:
     return ["--iree-input-type=stablehlo"] if "stablehlo." in text else []
 
 
-def flow_phase(text: str, target: str, arch: str | None, filename: str) -> str:
-    """The model at the flow phase, as the stock `iree-compile` prints it, with locations
-    in `filename` (iree-compile reads the model from its input stream, `<stdin>`)."""
-    flags = [*target_flags(target, arch), *input_type_flags(text)]
+def flow_phase(
+    text: str, target: str, arch: str | None, filename: str, extra_flags: Sequence[str] = ()
+) -> str:
+    """The model at the flow phase, as `iree-compile` (with `extra_flags`) prints it, with
+    locations in `filename` (iree-compile reads the model from its input stream,
+    `<stdin>`)."""
+    flags = [*target_flags(target, arch), *input_type_flags(text), *extra_flags]
     flags += ["--compile-to=flow", "--mlir-print-debuginfo"]
     code, out, log = run_iree_compile(text, flags)
     error = model_error(log, text, filename)
@@ -270,8 +275,37 @@ def _tune(
         clock = now
 
     check_generated_code(options.target, options.arch)
+    device = DEVICES[options.target]
+    benchmarked = device_available(device)
     flow = flow_phase(model, options.target, options.arch, filename)
-    configs = default_configs(flow, options.target, options.arch)
+    base_vmfb = None
+    # (A model with dynamic sizes, which needs example shapes, keeps IREE's defaults: its
+    # lowered host code is built from the start, which a data-tiled flow phase refuses.)
+    static_sizes = options.input_shapes is None
+    if (
+        options.base == AUTO
+        and benchmarked
+        and options.time_model
+        and static_sizes
+        and (options.target == "llvm-cpu")
+    ):
+        probe = model_function(parse_module(flow, f"{filename} (flow phase)"), options.function)
+        inputs = function_inputs(probe, options.input_shapes, model)
+        report.base, base_vmfb = choose_base(
+            model,
+            options.target,
+            options.arch,
+            input_type_flags(model),
+            options.faster_by,
+            timed_ratio(probe.name, inputs, device),
+        )
+        lap("choose build options")
+    elif options.base not in (AUTO, STOCK):
+        report.base = BaseBuild(options.base, list(BASES[options.base]), {})
+    base_flags = report.base.flags
+    if base_flags:
+        flow = flow_phase(model, options.target, options.arch, filename, base_flags)
+    configs = default_configs(flow, options.target, options.arch, base_flags)
     flow, unformed = configured_forms(
         flow, configs, [e for e, config in configs.items() if worth_tuning(config)]
     )
@@ -288,9 +322,7 @@ def _tune(
     tuned = [t for t in tunables if not t.frozen]
     lap("analyse")
 
-    flags = (*target_flags(options.target, options.arch), *FROM_FLOW)
-    device = DEVICES[options.target]
-    benchmarked = device_available(device)
+    flags = (*target_flags(options.target, options.arch), *base_flags, *FROM_FLOW)
     round_one = [(t, c) for t in tuned for c in t.candidates]
     compiled = _compile(round_one, flags, executor, compile_job, progress)
     lap("compile")
@@ -312,13 +344,13 @@ def _tune(
     report.dispatches = [t.result for t in tunables]
 
     grouped = [t for t in tunables if t.result.kept]
-    vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy)
+    vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy, base_flags)
     lap("build")
 
-    stock = None
-    if benchmarked:
+    stock = base_vmfb  # the build the tuned module must beat: IREE's, with the base flags
+    if benchmarked and stock is None:
         stock = compile_lowered(
-            model, options.target, options.arch, extra_args=input_type_flags(model)
+            model, options.target, options.arch, extra_args=[*input_type_flags(model), *base_flags]
         )
     if options.time_model and stock is not None:
         report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
@@ -333,7 +365,9 @@ def _tune(
             dropped.ungroup(
                 f"the model was {report.timing.ratio:.3f}x the stock build's time with it"
             )
-            vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy)
+            vmfb, lowered = _build(
+                flow, filename, function_name, grouped, options, policy, base_flags
+            )
             lap("build")
             report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
             lap("measure")
@@ -349,7 +383,7 @@ def _tune(
                 f"the tuned module failed its last check ({failure}); it is written "
                 "without groups, as the stock build"
             )
-            vmfb, lowered = _build(flow, filename, function_name, [], options, policy)
+            vmfb, lowered = _build(flow, filename, function_name, [], options, policy, base_flags)
         lap("check")
     if policy == Policy.STATIC:
         for tunable in tunables:
@@ -484,9 +518,10 @@ def _build(
     grouped: Sequence[Tunable],
     options: TuneOptions,
     policy: str,
+    base_flags: Sequence[str],
 ) -> tuple[bytes, str]:
     """The tuned module: the flow phase with a group for each of `grouped`, lowered with
-    the policy, compiled."""
+    the policy, compiled (with the base flags)."""
     module = parse_module(flow, f"{filename} (flow phase)")
     sites: dict[str, list[DispatchOp]] = {}
     for dispatch in model_function(module, function_name).dispatches():
@@ -496,9 +531,15 @@ def _build(
     decisions = [d for t in grouped if t.frozen for d in t.decisions]
     lower_module(module, policy, options.cache, decisions=decisions)
     lowered = print_module(module, locations=True)
-    flow_phase_text = compile_lowered(lowered, options.target, options.arch, extra_args=TO_FLOW)
-    built, _ = kernels_as_given(flow_phase_text.decode(), lowered)
-    return compile_lowered(built, options.target, options.arch, extra_args=FROM_FLOW), lowered
+    target, arch = options.target, options.arch
+    if base_flags:
+        # A data-tiled flow phase is built from there: IREE refuses to bring its encoded
+        # tensors to the flow phase again (`'hal.encoding_type' op unsupported encoding
+        # type`). Nothing folds its kernels on the way.
+        return compile_lowered(lowered, target, arch, extra_args=[*base_flags, *FROM_FLOW]), lowered
+    at_flow = compile_lowered(lowered, target, arch, extra_args=TO_FLOW)
+    built, _ = kernels_as_given(at_flow.decode(), lowered)
+    return compile_lowered(built, target, arch, extra_args=FROM_FLOW), lowered
 
 
 def _make_group(module: ModuleOp, sites: list[DispatchOp], tunable: Tunable, policy: str) -> None:

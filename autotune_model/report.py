@@ -111,6 +111,17 @@ class ModelTiming:
 
 
 @dataclass
+class BaseBuild:
+    """IREE's whole-compilation options the tuned module is built with (`name`, its
+    `flags`; `autotune_model.base_builds`), and each option set's time per call relative
+    to the stock build's, measured interleaved with it (None: it did not build)."""
+
+    name: str = "stock"
+    flags: list[str] = field(default_factory=list)
+    ratios: dict[str, float | None] = field(default_factory=dict)
+
+
+@dataclass
 class TuneReport:
     """Everything `tune_model` measured and decided."""
 
@@ -128,6 +139,7 @@ class TuneReport:
     # processes it started (iree-compile); None where not measured.
     peak_rss_mb: dict[str, int] | None = None
     cache: str | None = None  # the tuning cache whose decisions were frozen
+    base: BaseBuild = field(default_factory=BaseBuild)
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -169,6 +181,7 @@ class TuneReport:
                 dict(data["seconds"]),
                 data.get("peak_rss_mb"),
                 data.get("cache"),
+                BaseBuild(**data["base"]) if data.get("base") else BaseBuild(),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"a tune-model report with a missing or bad field ({err})") from None
@@ -252,20 +265,38 @@ def _end_to_end(report: TuneReport) -> list[str]:
     if t is None:
         return []
     head = f"end to end (@{t.function}, {t.calls} calls each): "
+    stock = "stock" if not report.base.flags else report.base.name
     if not any(d.kept for d in report.dispatches):
         return [
-            head + "no variant was kept, so the module is the stock build "
-            f"(stock {_us(t.stock_ns)} us, this build {_us(t.tuned_ns)} us: the difference "
+            head + f"no variant was kept, so the module is the {stock} build "
+            f"({stock} {_us(t.stock_ns)} us, this build {_us(t.tuned_ns)} us: the difference "
             "is noise)"
         ]
     lines = [
-        head + f"stock {_us(t.stock_ns)} us, tuned {_us(t.tuned_ns)} us, "
-        f"tuned/stock {t.ratio:.3f} ({1 / t.ratio:.2f}x)"
+        head + f"{stock} {_us(t.stock_ns)} us, tuned {_us(t.tuned_ns)} us, "
+        f"tuned/{stock} {t.ratio:.3f} ({1 / t.ratio:.2f}x)"
     ]
     if t.settle_calls is not None:
         state = "every group settled" if t.settled else "not every group had settled"
         lines.append(f"online tuning: {state} after {t.settle_calls} calls")
     return lines
+
+
+def _base(report: TuneReport) -> list[str]:
+    """Which of IREE's whole-compilation options the module is built with, and how each
+    one tried compared with the stock build."""
+    tried = [
+        f"{name} {'did not build' if ratio is None else f'{ratio:.3f}x'}"
+        for name, ratio in report.base.ratios.items()
+        if name != "stock"
+    ]
+    if not tried and not report.base.flags:
+        return []
+    flags = " ".join(report.base.flags) or "IREE's defaults"
+    line = f"build options: {report.base.name} ({flags})"
+    if tried:
+        line += f"; tried against the stock build: {', '.join(tried)}"
+    return [line]
 
 
 def _frozen(report: TuneReport) -> list[str]:
@@ -283,7 +314,7 @@ def _frozen(report: TuneReport) -> list[str]:
 def summary_lines(report: TuneReport) -> list[str]:
     """The model's end-to-end result, what was frozen, the time spent, and what was
     dropped or skipped."""
-    lines = _end_to_end(report) + _frozen(report)
+    lines = _base(report) + _end_to_end(report) + _frozen(report)
     spent = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
     lines.append(f"tuning time: {spent}")
     if report.peak_rss_mb:

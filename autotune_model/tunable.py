@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from autotune_contracts.policy import Policy
+from autotune_model.base_builds import AUTO
 from autotune_model.bench import BenchModule, Compiled, Measured, agree
 from autotune_model.candidates import DEFAULT, Candidate
 from autotune_model.measure import InputShape
@@ -47,6 +48,7 @@ class TuneOptions:
     faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
     combine: bool = True  # a second round: the best two changes to different lists together
     slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
+    base: str = AUTO  # IREE's whole-compilation options to start from (`base_builds`)
 
 
 @dataclass

@@ -70,11 +70,14 @@ class DispatchConfig:
 
 
 def default_configs(
-    flow_text: str, target: str = "llvm-cpu", arch: str | None = None
+    flow_text: str,
+    target: str = "llvm-cpu",
+    arch: str | None = None,
+    extra_flags: Sequence[str] = (),
 ) -> dict[str, DispatchConfig]:
     """Export name -> IREE's configuration, for every dispatch of a flow-phase module that
-    has a root op with distribution (GPU: workgroup) tiles."""
-    flags = [*target_flags(target, arch), "--compile-from=flow"]
+    has a root op with distribution (GPU: workgroup) tiles (built with `extra_flags`)."""
+    flags = [*target_flags(target, arch), *extra_flags, "--compile-from=flow"]
     flags.append("--compile-to=executable-configurations")
     returncode, configured, log = run_iree_compile(flow_text, flags)
     if returncode != 0:

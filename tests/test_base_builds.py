@@ -1,0 +1,69 @@
+"""IREE's whole-compilation options that a tuned model starts from: the fastest of the
+stock build, data tiling and data tiling with micro-kernels (timed by an injected ratio
+here, so that the machine's noise decides nothing), and a model tuned within the chosen
+options computes what the model computes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from conftest import DATA
+
+from autotune_model import TuneOptions, tune_model
+from autotune_model.base_builds import BASES, STOCK, choose_base
+from autotune_model.executors import SerialExecutor
+from autotune_model.report import TuneReport, summary_lines
+from autotune_runtime.session import load
+
+MLP = (DATA / "flow" / "src" / "mlp.mlir").read_text()
+SMALL = TuneOptions(candidates=2, top_k=1, time_model=False, combine=False)
+
+
+def ratios_in_turn(*values: float):
+    """A `ratio` that gives `values` in turn and records the builds it was handed."""
+    seen: list[tuple[bytes, bytes]] = []
+    given = iter(values)
+
+    def ratio(stock: bytes, other: bytes) -> float:
+        seen.append((stock, other))
+        return next(given)
+
+    return ratio, seen
+
+
+def test_the_fastest_option_set_is_chosen_when_it_beats_the_stock_build():
+    ratio, seen = ratios_in_turn(0.8, 0.5)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio)
+    assert base.name == "data-tiling+ukernels"
+    assert base.flags == list(BASES["data-tiling+ukernels"])
+    assert base.ratios == {STOCK: 1.0, "data-tiling": 0.8, "data-tiling+ukernels": 0.5}
+    assert vmfb == seen[1][1]  # the module of the chosen build
+    assert seen[0][0] == seen[1][0] != vmfb  # each timed against the same stock build
+
+
+def test_the_stock_build_stays_unless_another_is_faster_than_the_noise():
+    ratio, seen = ratios_in_turn(0.99, 1.2)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio)
+    assert (base.name, base.flags) == (STOCK, [])
+    assert vmfb == seen[0][0]
+
+
+def test_a_model_tuned_with_data_tiling_says_so_and_computes_the_model():
+    tuned = tune_model(MLP, replace(SMALL, base="data-tiling"), executor=SerialExecutor())
+    report = tuned.report
+    assert (report.base.name, report.base.flags) == ("data-tiling", list(BASES["data-tiling"]))
+    # Its matmuls take data-tiled operands: left as the data-tiling build makes them.
+    assert len(report.skipped) == 2
+    assert all("data-tiled" in why for why in report.skipped.values())
+    assert summary_lines(report)[0] == (
+        "build options: data-tiling (--iree-dispatch-creation-data-tiling)"
+    )
+    assert TuneReport.from_json(report.to_json()).base == report.base
+    rng = np.random.default_rng(3)
+    shapes = [(16, 256), (256, 512), (512,), (512, 128), (128,)]
+    x, w1, b1, w2, b2 = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    want = np.maximum(x @ w1 + b1, 0) @ w2 + b2
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        got = module.function("mlp")(x, w1, b1, w2, b2)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
