@@ -289,7 +289,8 @@ def _tune(
         and static_sizes
         and (options.target == "llvm-cpu")
     ):
-        probe = model_function(parse_module(flow, f"{filename} (flow phase)"), options.function)
+        probed = parse_module(flow, f"{filename} (flow phase)")
+        probe = model_function(probed, options.function, model, filename)
         inputs = function_inputs(probe, options.input_shapes, model)
         report.base, base_vmfb = choose_base(
             model,

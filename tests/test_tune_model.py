@@ -561,7 +561,8 @@ def test_a_cache_to_freeze_is_read_before_any_work(tmp_path, monkeypatch):
         f"error: no decision of the tuning cache {other} names a tuned dispatch of this model "
         "(its groups: mlp_dispatch_0::mlp_dispatch_0_matmul_16x512x256_f32__tuned, "
         "mlp_dispatch_1::mlp_dispatch_1_matmul_16x128x512_f32__tuned); freeze with the cache "
-        "of this model's module"
+        "of this model's module, built with the same build options (`--base`, which its "
+        "tune-model report names)"
     )
 
 
