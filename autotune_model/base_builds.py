@@ -45,11 +45,14 @@ def choose_base(
     input_flags: Sequence[str],
     faster_by: float,
     ratio: Callable[[bytes, bytes], float],
+    stock: bytes | None = None,
 ) -> tuple[BaseBuild, bytes]:
     """The fastest of `BASES` for the model (it must beat the stock build by `faster_by`,
     else the stock build stays), and its module. `ratio(stock, other)` times two builds
-    of the model against each other (`timed_ratio`; injectable)."""
-    stock = compile_lowered(model, target, arch, extra_args=list(input_flags))
+    of the model against each other (`timed_ratio`; injectable). `stock`: the stock
+    build, where the caller has it already."""
+    if stock is None:
+        stock = compile_lowered(model, target, arch, extra_args=list(input_flags))
     base, best, best_ratio = STOCK, stock, 1.0 / faster_by
     ratios: dict[str, float | None] = {STOCK: 1.0}
     for name, flags in BASES.items():

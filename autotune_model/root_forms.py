@@ -74,10 +74,12 @@ def configured_forms(
         for kernel in kernels:
             name = ir.StringAttr(kernel.attributes["sym_name"]).value
             form = configs[name].root_form
-            found, formed = _configured_op(kernel, root_op(kernel), form)
+            chosen = root_op(kernel)
+            found, formed = _configured_op(kernel, chosen, form)
             if found is None and _decompose(kernel):
                 changed = True
-                found, formed = _configured_op(kernel, None, form)
+                chosen = root_op(kernel)
+                found, formed = _configured_op(kernel, chosen, form)
             if found is None:
                 made = sorted({op.name for op in linalg_ops(kernel)})
                 refused[name] = (
@@ -86,7 +88,6 @@ def configured_forms(
                     "configuration given before code generation does not reach it"
                 )
                 continue
-            chosen = root_op(kernel)
             if found != chosen:
                 found.attributes[ROOT_MARK] = ir.UnitAttr.get()
                 changed = True

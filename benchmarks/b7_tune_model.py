@@ -88,7 +88,7 @@ def run(settings: Settings) -> CaseResult:
         # What a speed-minded user picks instead: the fastest of IREE's option sets.
         flags = input_type_flags(model.text)
         best, best_vmfb = choose_base(
-            model.text, "llvm-cpu", None, flags, 1.0, timed_ratio(name, inputs, device)
+            model.text, "llvm-cpu", None, flags, 1.0, timed_ratio(name, inputs, device), stock
         )
         against_best = (
             timing
