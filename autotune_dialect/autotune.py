@@ -587,7 +587,7 @@ def _verify_stop_rule(given: dict[str, int]) -> None:
     """The group's sample counts with the runtime's defaults for those it leaves out
     (`StopRule`): the rule the runtime will build must be valid, or tuning fails at run
     time (min_samples = 50 alone is above the default max_samples of 30)."""
-    from autotune_runtime.stats import StopRule
+    from autotune_contracts.stop_rule import StopRule
 
     try:
         rule = StopRule().with_overrides(given)

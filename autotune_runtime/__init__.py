@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from autotune_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from autotune_contracts.stop_rule import StopRule
     from autotune_runtime.cache import CacheKey, CacheWarning, TuningCache
     from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
     from autotune_runtime.session import LoadedModule, load
-    from autotune_runtime.stats import StopRule
 
 __getattr__ = lazy_exports(
     globals(),
@@ -24,7 +24,7 @@ __getattr__ = lazy_exports(
         "device_fingerprint": "autotune_runtime.fingerprint",
         "LoadedModule": "autotune_runtime.session",
         "load": "autotune_runtime.session",
-        "StopRule": "autotune_runtime.stats",
+        "StopRule": "autotune_contracts.stop_rule",
     },
 )
 

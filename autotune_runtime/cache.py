@@ -24,22 +24,38 @@ transaction, and several processes can tune into one file at once. What is guara
 from __future__ import annotations
 
 import json
-import math
 import os
 import secrets
 import sqlite3
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from autotune_contracts.interface import split_group_name
+from autotune_contracts.cache_file import (
+    COLUMNS,
+    CREATE,
+    EXPORT_FORMAT,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    CacheKey,
+    CacheWarning,
+    Entry,
+    NewerSchemaError,
+    NotACacheError,
+    check_version,
+    damaged_row,
+    entry_from_row,
+    exported,
+    imported_entry,
+    is_sqlite_file,
+    not_a_cache,
+    schema_version,
+)
 
-SCHEMA_VERSION = 2
+__all__ = ["CacheKey", "CacheWarning", "Entry", "NotACacheError", "TuningCache", "default_path"]
+
 ENV_VAR = "IREE_AUTOTUNE_CACHE"
-EXPORT_FORMAT = "iree-autotune-cache"
-SQLITE_HEADER = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 600.0
 """How long `close()` waits for a busy file to take the decisions not yet written."""
@@ -51,86 +67,12 @@ KEPT_IN_MEMORY = (
 )
 
 
-class CacheWarning(UserWarning):
-    """A problem with the tuning cache that tuning continues past."""
-
-
-class NewerSchemaError(sqlite3.DatabaseError):
-    """The file was written by a newer version of this program: leave it alone."""
-
-
-class NotACacheError(ValueError):
-    """The file is not a tuning cache of this program; it is left untouched."""
-
-
-@dataclass(frozen=True)
-class CacheKey:
-    """Everything a decision depends on, and only that.
-
-    - `device`: digest of the device fingerprint (driver, device name, architecture, IREE
-      runtime version; see `DeviceFingerprint`);
-    - `module`: the group's fingerprint, a digest of its variant set and of the executable
-      contents the variants run (not of unrelated parts of the module);
-    - `group`: the group's qualified name (`executable::group` or `group`);
-    - `workload`: the workload key of the decision.
-    The schema version is part of the file (a file of another version is migrated or set
-    aside). Left out: the module file's path or name, other groups, the tuning parameters
-    and the policy (a decision is a fact about the device and the kernels, however found).
-    """
-
-    device: str
-    module: str
-    group: str
-    workload: tuple[int, ...]
-
-    def row(self) -> tuple[str, str, str, str]:
-        return (self.device, self.module, self.group, json.dumps(list(self.workload)))
-
-
-@dataclass
-class Entry:
-    """A stored decision: the winning variant and every variant's statistics."""
-
-    key: CacheKey
-    variant: str
-    stats: dict
-    device_info: dict
-    updated: float
-
-
 def default_path() -> Path:
     """`$IREE_AUTOTUNE_CACHE`, else `$XDG_CACHE_HOME/iree-autotune/tuning.sqlite3`."""
     if os.environ.get(ENV_VAR):
         return Path(os.environ[ENV_VAR])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "iree-autotune" / "tuning.sqlite3"
-
-
-def is_sqlite_file(path: Path) -> bool:
-    """Whether `path` starts with the SQLite header."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
-        return False
-
-
-_CREATE = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS decisions (
-    device TEXT NOT NULL, module TEXT NOT NULL, grp TEXT NOT NULL, workload TEXT NOT NULL,
-    variant TEXT NOT NULL, stats TEXT NOT NULL, device_info TEXT NOT NULL,
-    updated REAL NOT NULL,
-    PRIMARY KEY (device, module, grp, workload)
-);
-"""
-
-# Each step upgrades a file from the version before it.
-_MIGRATIONS: dict[int, str] = {
-    2: "ALTER TABLE decisions ADD COLUMN device_info TEXT NOT NULL DEFAULT '{}'",
-}
-
-_COLUMNS = "device, module, grp, workload, variant, stats, device_info, updated"
 
 
 def _busy(err: sqlite3.Error) -> bool:
@@ -246,14 +188,11 @@ class TuningCache:
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
         tables = self._tables(conn)
         if tables and "decisions" not in tables:
-            raise NotACacheError(
-                f"{self.path} is an SQLite database but not a tuning cache (its tables: "
-                f"{', '.join(sorted(tables))}); it was left as it is"
-            )
+            raise not_a_cache(self.path, tables)
         if writable:
             self._prepare(conn, tables)
         elif tables:
-            self._check_version(conn)
+            check_version(conn)
 
     def _tables(self, conn: sqlite3.Connection) -> set[str]:
         try:
@@ -272,7 +211,7 @@ class TuningCache:
             if not _busy(err):  # a busy file is in use, hence already set up
                 raise
         if tables:
-            self._check_version(conn)
+            check_version(conn)
             try:
                 check = conn.execute("PRAGMA quick_check").fetchone()
             except sqlite3.DatabaseError as err:
@@ -283,18 +222,18 @@ class TuningCache:
                 raise _Damaged(
                     f"PRAGMA quick_check reports: {check[0] if check else 'nothing'}", rows
                 )
-        version = self._version(conn) if tables else 0
+        version = schema_version(conn) if tables else 0
         if version == SCHEMA_VERSION:
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
             if "decisions" not in self._tables(conn):
-                for statement in _CREATE.split(";"):
+                for statement in CREATE.split(";"):
                     if statement.strip():
                         conn.execute(statement)
             else:
-                for target in range(self._version(conn) + 1, SCHEMA_VERSION + 1):
-                    conn.execute(_MIGRATIONS[target])
+                for target in range(schema_version(conn) + 1, SCHEMA_VERSION + 1):
+                    conn.execute(MIGRATIONS[target])
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
@@ -303,17 +242,6 @@ class TuningCache:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-
-    def _version(self, conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else 1
-
-    def _check_version(self, conn: sqlite3.Connection) -> None:
-        version = self._version(conn)
-        if version > SCHEMA_VERSION:
-            raise NewerSchemaError(
-                f"schema version {version} is newer than this program's {SCHEMA_VERSION}"
-            )
 
     def _set_aside_or_memory(self, reason: str, salvaged: list[tuple] = ()) -> sqlite3.Connection:
         """Move a damaged file (and its `-wal`, `-shm`) to a name of its own, and start
@@ -349,7 +277,7 @@ class TuningCache:
         self._warn(f"{reason}; {KEPT_IN_MEMORY}")
         self.persistent = False
         conn = sqlite3.connect(":memory:", isolation_level=None)
-        conn.executescript(_CREATE)
+        conn.executescript(CREATE)
         return conn
 
     def _warn(self, message: str) -> None:
@@ -365,7 +293,7 @@ class TuningCache:
                 return kept[key]
         try:
             row = self.conn.execute(
-                f"SELECT {_COLUMNS} FROM decisions "
+                f"SELECT {COLUMNS} FROM decisions "
                 "WHERE device=? AND module=? AND grp=? AND workload=?",
                 key.row(),
             ).fetchone()
@@ -376,23 +304,10 @@ class TuningCache:
 
     def _entry(self, row: tuple) -> Entry | None:
         """An entry from a row, or None (with one warning) for a damaged row."""
-        device, module, group, workload, variant, stats, info, updated = row
         try:
-            values = json.loads(workload)
-            if not isinstance(values, list) or not all(_is_int(w) for w in values):
-                raise ValueError("workload is not a list of integers")
-            stats_value, info_value = json.loads(stats), json.loads(info)
-            if not isinstance(stats_value, dict) or not isinstance(info_value, dict):
-                raise ValueError("statistics are not JSON objects")
-            if not isinstance(variant, str):
-                raise ValueError("variant is not a name")
-            key = CacheKey(str(device), str(module), str(group), tuple(values))
-            return Entry(key, variant, stats_value, info_value, float(updated))
+            return entry_from_row(row)
         except (ValueError, TypeError) as err:
-            self._warn(
-                f"tuning cache {self.path}: the decision for {group} at {workload} is damaged "
-                f"({err}); it is skipped"
-            )
+            self._warn(damaged_row(self.path, row, err))
             return None
 
     def neighbours(self, key: CacheKey) -> list[Entry]:
@@ -401,7 +316,7 @@ class TuningCache:
         kept = {k: e for k, e in {**self.unsaved, **self.pending}.items() if k.row()[:3] == same}
         try:
             rows = self.conn.execute(
-                f"SELECT {_COLUMNS} FROM decisions WHERE device=? AND module=? AND grp=?", same
+                f"SELECT {COLUMNS} FROM decisions WHERE device=? AND module=? AND grp=?", same
             ).fetchall()
         except sqlite3.DatabaseError as err:
             self._warn(f"tuning cache {self.path}: decisions cannot be read ({err}); skipped")
@@ -420,7 +335,7 @@ class TuningCache:
     def _saved_entries(self) -> list[Entry]:
         try:
             rows = self.conn.execute(
-                f"SELECT {_COLUMNS} FROM decisions ORDER BY grp, workload, device"
+                f"SELECT {COLUMNS} FROM decisions ORDER BY grp, workload, device"
             ).fetchall()
         except sqlite3.DatabaseError as err:
             self._warn(f"tuning cache {self.path} is partly damaged ({err}); reading what is left")
@@ -430,7 +345,7 @@ class TuningCache:
     def _readable_rows(self) -> list[tuple]:
         """The rows that can be read, one by one (a damaged page fails only its own)."""
         try:
-            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM decisions").fetchall()
+            rows = self.conn.execute(f"SELECT {COLUMNS} FROM decisions").fetchall()
             return rows
         except sqlite3.DatabaseError:
             pass
@@ -442,7 +357,7 @@ class TuningCache:
         for rowid in range(1, int(last) + 1):
             try:
                 row = self.conn.execute(
-                    f"SELECT {_COLUMNS} FROM decisions WHERE rowid=?", (rowid,)
+                    f"SELECT {COLUMNS} FROM decisions WHERE rowid=?", (rowid,)
                 ).fetchone()
             except sqlite3.DatabaseError:
                 continue
@@ -549,25 +464,7 @@ class TuningCache:
 
     def export(self) -> dict:
         """Every entry as JSON-ready data (`cache export`)."""
-        return {
-            "format": EXPORT_FORMAT,
-            "schema_version": SCHEMA_VERSION,
-            "decisions": [
-                {
-                    "device": e.key.device,
-                    "module": e.key.module,
-                    "group": e.key.group,
-                    "container": split_group_name(e.key.group)[0],
-                    "group_name": split_group_name(e.key.group)[1],
-                    "workload": list(e.key.workload),
-                    "variant": e.variant,
-                    "stats": e.stats,
-                    "device_info": e.device_info,
-                    "updated": e.updated,
-                }
-                for e in self.entries()
-            ],
-        }
+        return exported(self.entries())
 
     def import_(self, data: dict) -> int:
         """Add the entries of an export (newer entries win); returns how many were read."""
@@ -576,7 +473,7 @@ class TuningCache:
         items = data.get("decisions")
         if not isinstance(items, list):
             raise ValueError('the export has no "decisions" list')
-        entries = [_imported_entry(i, item) for i, item in enumerate(items)]
+        entries = [imported_entry(i, item) for i, item in enumerate(items)]
         if self.read_only or not self.persistent:
             raise ValueError(f"cannot write tuning cache {self.path} (it is read-only or unusable)")
         # All or nothing: one transaction, newer entries win.
@@ -596,36 +493,3 @@ class TuningCache:
         """Write what is pending (waiting for a busy file) and close the file."""
         self._flush(wait=True)
         self.conn.close()
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _imported_entry(index: int, item: object) -> Entry:
-    """One decision of an export, checked field by field."""
-
-    def bad(reason: str) -> ValueError:
-        return ValueError(f"decision #{index} is malformed ({reason})")
-
-    if not isinstance(item, dict):
-        raise bad("not an object")
-    for field in ("device", "module", "group", "variant"):
-        if not isinstance(item.get(field), str) or not item[field]:
-            raise bad(f'"{field}" must be a non-empty string')
-    workload = item.get("workload")
-    if not isinstance(workload, list) or not all(_is_int(w) for w in workload):
-        raise bad('"workload" must be a list of integers')
-    stats = item.get("stats", {})
-    info = item.get("device_info", {})
-    if not isinstance(stats, dict) or not isinstance(info, dict):
-        raise bad('"stats" and "device_info" must be objects')
-    updated = item.get("updated", time.time())
-    if (
-        not isinstance(updated, int | float)
-        or isinstance(updated, bool)
-        or not math.isfinite(updated)
-    ):
-        raise bad('"updated" must be a number')
-    key = CacheKey(item["device"], item["module"], item["group"], tuple(workload))
-    return Entry(key, item["variant"], stats, info, float(updated))

@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from autotune_contracts.cache_file import EXPORT_FORMAT, SCHEMA_VERSION
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import write_atomically
-from autotune_runtime.cache import EXPORT_FORMAT, SCHEMA_VERSION
 from autotune_runtime.cli_common import cache_path, command, console
 
 # --- report ---------------------------------------------------------------------------------

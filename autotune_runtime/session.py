@@ -13,10 +13,10 @@ import numpy as np
 
 from autotune_contracts import interface
 from autotune_contracts.policy import Policy
+from autotune_contracts.stop_rule import RULE_OPTIONS, StopRule
 from autotune_runtime.cache import TuningCache
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
-from autotune_runtime.stats import RULE_OPTIONS, StopRule
 from autotune_runtime.tuner import GroupInfo, Key, Tuner, TuningWarning
 
 CacheArg = TuningCache | str | Path | bool | None

@@ -44,77 +44,14 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from autotune_contracts.stop_rule import StopRule
+
 _MAD_TO_SIGMA = 1.4826
 _MEDIAN_EFFICIENCY = 1.2533  # standard error of the median / of the mean, normal data
 EXACT_SPREAD = 64
 """Up to this many samples, a variant's spread is recomputed at every sample."""
 SPREAD_REFRESH = 1.0 / 32
 """Beyond that, once the samples have grown by this share since the last recomputation."""
-
-
-RULE_OPTIONS = (
-    "warmup",
-    "min_samples",
-    "max_samples",
-    "confidence",
-    "early_drop",
-    "indifference",
-    "tie_band",
-)
-"""The stop-rule parameters a load option or a group attribute may set."""
-
-
-@dataclass(frozen=True)
-class StopRule:
-    """When exploration may stop. Defaults suit kernels of microseconds to milliseconds."""
-
-    warmup: int = 1
-    min_samples: int = 3
-    max_samples: int = 30
-    confidence: float = 0.95
-    noise_floor: float = 0.005
-    early_drop: float = 2.0
-    indifference: float = 0.03
-    tie_band: float | None = None
-    """Variants whose medians are within this share of the fastest's tie (None: the
-    `indifference`); the tie-break picks among them."""
-
-    def __post_init__(self) -> None:
-        if self.warmup < 0 or self.min_samples < 1 or self.max_samples < self.min_samples:
-            raise ValueError(
-                "need warmup >= 0 and 1 <= min_samples <= max_samples, got "
-                f"warmup={self.warmup}, min_samples={self.min_samples}, "
-                f"max_samples={self.max_samples}"
-            )
-        if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
-        if not 0.0 <= self.indifference < 1.0:
-            raise ValueError(f"indifference must be in [0, 1), got {self.indifference}")
-        if self.tie_band is not None and not 0.0 <= self.tie_band < 1.0:
-            raise ValueError(f"tie_band must be in [0, 1), got {self.tie_band}")
-        if not self.early_drop > 1.0:
-            raise ValueError(f"early_drop must be > 1 (inf: never), got {self.early_drop}")
-
-    def with_overrides(self, params: dict) -> StopRule:
-        """This rule with the parameters that `params` names applied; a `max_samples`
-        below the current `min_samples` lowers `min_samples` too (unless it is named)."""
-        known = {k: params[k] for k in RULE_OPTIONS if k in params}
-        if not known:
-            return self
-        merged = {**self.__dict__, **known}
-        if "min_samples" not in known:
-            merged["min_samples"] = min(merged["min_samples"], merged["max_samples"])
-        return StopRule(**merged)
-
-    @property
-    def band(self) -> float:
-        """The tie band in force: `tie_band`, else the `indifference`."""
-        return self.indifference if self.tie_band is None else self.tie_band
-
-    def z(self, comparisons: int) -> float:
-        """Normal quantile for a two-sided interval, Bonferroni over `comparisons`."""
-        alpha = (1.0 - self.confidence) / max(1, comparisons)
-        return statistics.NormalDist().inv_cdf(1.0 - alpha / 2.0)
 
 
 @dataclass

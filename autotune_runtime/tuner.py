@@ -45,6 +45,7 @@ import numpy as np
 
 from autotune_contracts import interface
 from autotune_contracts.policy import Policy
+from autotune_contracts.workloads import Key, key_distance
 from autotune_runtime.cache import CacheKey, Entry, TuningCache
 from autotune_runtime.compare import agrees, max_error
 from autotune_runtime.fingerprint import DeviceFingerprint
@@ -58,7 +59,6 @@ from autotune_runtime.stats import (
     tied,
 )
 
-Key = tuple[int, ...]
 DEFAULT_TOLERANCE = 1e-3
 GROWTH_EXPONENT = 3
 """Warm start assumes a kernel's time grows with each size at most like its cube (as a
@@ -535,12 +535,6 @@ def size_bucket(key: Key) -> Key:
     """The size bucket of a workload key: each value's power of two (floor of its log2;
     values below 1 count as 1). Keys of one bucket differ by less than 2x in each size."""
     return tuple(max(int(v), 1).bit_length() - 1 for v in key)
-
-
-def key_distance(a: Key, b: Key) -> float:
-    """Distance between two workload keys of one group: the sum of |log2 a_i - log2 b_i|
-    (sizes below 1 count as 1)."""
-    return sum(abs(math.log2(max(x, 1)) - math.log2(max(y, 1))) for x, y in zip(a, b, strict=True))
 
 
 def _low_estimates(variants: tuple[str, ...], stats: object, winner: int) -> list[float]:

@@ -36,7 +36,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from autotune_runtime.stats import StopRule
+from autotune_contracts.stop_rule import StopRule
 from benchmarks.common import (
     DEVICE,
     CaseResult,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from autotune_contracts.cache_file import NotACacheError, exported, is_sqlite_file, read_entries
 from autotune_contracts.errors import DiagnosticError, SourceLocation
 from autotune_contracts.policy import Policy
 from autotune_dialect.diagnostics import op_error, op_location
@@ -22,17 +24,13 @@ def load_decisions(path: str | Path | None) -> list[dict]:
     JSON file come as `Decisions`, which knows where each is."""
     if path is None:
         return []
-    from autotune_runtime.cache import NotACacheError, TuningCache, is_sqlite_file
-
     if is_sqlite_file(Path(path)):
         try:
-            cache = TuningCache(path)
+            return exported(read_entries(Path(path)))["decisions"]
         except NotACacheError as err:
             raise DiagnosticError(str(err)) from None
-        try:
-            return cache.export()["decisions"]
-        finally:
-            cache.close()
+        except sqlite3.Error as err:
+            raise DiagnosticError(f"cannot read tuning cache {path} ({err})") from None
     try:
         text = Path(path).read_text(encoding="utf-8")
         data = json.loads(text)

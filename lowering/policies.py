@@ -6,6 +6,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
+from autotune_contracts.workloads import key_distance
 from autotune_dialect import util
 from autotune_dialect.diagnostics import op_error
 from lowering.emitter import Emitter
@@ -48,8 +49,6 @@ def static_choice(state: LoweringState, site: Site) -> str:
         return group.variants[0]
     if site.static_key is None or any(len(d["workload"]) != len(site.static_key) for d in matching):
         return matching[0]["variant"]
-    from autotune_runtime.tuner import key_distance  # the runtime's rule; heavy to import
-
     nearest = min(matching, key=lambda d: key_distance(tuple(d["workload"]), site.static_key))
     return nearest["variant"]
 

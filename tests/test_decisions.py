@@ -406,3 +406,39 @@ def test_every_group_of_a_model_over_kernels_of_one_shape_decides_as_fast_as_one
     many, stats = calls_to_settle(6)
     assert [s["decision"] for s in stats] == ["v1"] * 6
     assert many == one  # the groups explore side by side, on the same calls
+
+
+def test_the_static_policy_reads_a_cache_file_as_it_is(tmp_path):
+    """`lower --policy static --cache FILE` reads the runtime's file through the format's
+    one definition, opening it read-only: the file is unchanged, nothing is set aside
+    (SQLite may add the `-wal` and `-shm` that its readers share)."""
+    import sqlite3
+
+    from autotune_contracts.errors import DiagnosticError
+    from autotune_runtime.cache import CacheKey, Entry
+    from lowering.decisions import load_decisions
+
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    path = folder / "tuning.sqlite3"
+    cache = TuningCache(path)
+    cache.put(Entry(CacheKey("dev", "mod", "work::step", (64, 8)), "x24", {"n": 3}, {}, 5.0))
+    cache.put(Entry(CacheKey("dev", "mod", "add", ()), "v1", {}, {}, 6.0))
+    cache.close()
+    before = path.read_bytes()
+    decisions = load_decisions(path)
+    assert [(d["group"], d["variant"], d["workload"]) for d in decisions] == [
+        ("add", "v1", []),
+        ("work::step", "x24", [64, 8]),
+    ]
+    assert decisions[1]["container"] == "work" and decisions[1]["group_name"] == "step"
+    assert path.read_bytes() == before
+    assert {p.name for p in folder.iterdir()} <= {path.name, f"{path.name}-wal", f"{path.name}-shm"}
+
+    other = tmp_path / "other.sqlite3"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE users (name TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(DiagnosticError, match=r"not a tuning cache \(its tables: users\)"):
+        load_decisions(other)
