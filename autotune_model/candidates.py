@@ -17,13 +17,14 @@ sizes of IREE's `lowering_config` on the dispatch's root op:
 Candidates are generated apart from compiling and benchmarking them (`bench`,
 `pipeline`): a config that IREE cannot build is dropped there, not here. After the first
 round, `combined` joins the changes of the two best candidates that change different tile
-lists (a distribution tile and a vector tile, say) into one more candidate.
+lists (a distribution tile and a vector tile, say) into one more candidate, and `around`
+makes the next round's candidates one step from the best so far (`search.climb`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autotune_dialect.iree_configs import tile_lists, with_lists, without_cache_tiles
 from lowering.dispatch_configs import DispatchConfig
@@ -49,7 +50,7 @@ def _name(prefix: str, tiles: Sequence[int]) -> str:
     return prefix + "x".join(str(t) for t in tiles if t)
 
 
-def _cpu(config: DispatchConfig) -> Iterator[Candidate]:
+def _cpu(config: DispatchConfig, grow_vectors: bool = False) -> Iterator[Candidate]:
     lists = tile_lists(config.lowering_config)
     tiles = lists.get("distribution", [])
     vector = lists.get("vector_common_parallel", [0] * len(tiles))
@@ -92,6 +93,8 @@ def _cpu(config: DispatchConfig) -> Iterator[Candidate]:
             vectors.append(
                 make("v", {"vector_common_parallel": wider, "vector_reduction": halved[0]})
             )
+        if grow_vectors and fits(tiles, wider):
+            vectors.append(make("v", {"vector_common_parallel": wider}))
         if vector[axis] > 1:
             vectors.append(make("v", {"vector_common_parallel": scaled(vector, [axis], 0.5)}))
     # Distribution and vector candidates alternate, so that a small limit tries both levels.
@@ -133,12 +136,7 @@ def combined(config: DispatchConfig, first: Candidate, second: Candidate) -> Can
     default = tile_lists(config.lowering_config)
     if first.is_default or second.is_default:
         return None
-
-    def changes(candidate: Candidate) -> dict[str, list[int]]:
-        lists = tile_lists(candidate.compilation_info or "")
-        return {k: v for k, v in lists.items() if k in default and v != default[k]}
-
-    a, b = changes(first), changes(second)
+    a, b = changes(config, first), changes(config, second)
     if not a or not b or set(a) & set(b):
         return None
     merged = {**default, **a, **b}
@@ -148,6 +146,46 @@ def combined(config: DispatchConfig, first: Candidate, second: Candidate) -> Can
             return None
     text = with_lists(without_cache_tiles(config.lowering_config), {**a, **b})
     return Candidate(f"{first.name}_{second.name}", config.compilation_info(text))
+
+
+LIST_LETTERS = {
+    "distribution": "t",
+    "vector_common_parallel": "v",
+    "vector_reduction": "r",
+    "workgroup": "w",
+    "reduction": "k",
+}
+"""How a candidate's name shows each tile list it changes (a GPU `thread` tile follows its
+`workgroup` tile and is not shown)."""
+
+
+def changes(config: DispatchConfig, candidate: Candidate) -> dict[str, list[int]]:
+    """The tile lists of IREE's configuration that `candidate` changes, with its values."""
+    default = tile_lists(config.lowering_config)
+    lists = tile_lists(candidate.compilation_info or "")
+    return {k: v for k, v in lists.items() if k in default and v != default[k]}
+
+
+def around(config: DispatchConfig, centre: Candidate) -> list[Candidate]:
+    """The candidates one step from `centre` as round one's are from IREE's own (vector
+    tiles may also grow past IREE's here: a build IREE refuses is dropped), each named by
+    every tile list it changes from IREE's configuration (`t64x32_v16x8`); none around
+    IREE's own, which round one covers."""
+    if centre.is_default:
+        return []
+    centred = replace(
+        config, lowering_config=with_lists(config.lowering_config, changes(config, centre))
+    )
+    generated = _gpu(centred) if "workgroup = [" in config.lowering_config else _cpu(centred, True)
+    out = []
+    for candidate in generated:
+        changed = changes(config, candidate)
+        if changed:
+            name = "_".join(
+                _name(LIST_LETTERS[k], changed[k]) for k in LIST_LETTERS if k in changed
+            )
+            out.append(Candidate(name, candidate.compilation_info))
+    return out
 
 
 def candidates(config: DispatchConfig, limit: int = 6) -> list[Candidate]:

@@ -29,7 +29,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _tolerance(text: str) -> float:
+def _non_negative(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -66,6 +66,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         cache=args.cache,
         top_k=args.top_k,
         candidates=args.candidates,
+        budget=args.budget,
         tolerance=args.tolerance,
         time_model=not args.no_timing,
         base=args.base,
@@ -132,8 +133,17 @@ def add_command(sub) -> None:
         help="candidates tried per dispatch besides IREE's own (default 8)",
     )
     tune.add_argument(
+        "--budget",
+        type=_non_negative,
+        default=0.0,
+        metavar="SECONDS",
+        help="go on searching, one step at a time from each dispatch's best candidate, until "
+        "building and timing candidates has taken this long (default 0: the first two rounds "
+        "only)",
+    )
+    tune.add_argument(
         "--tolerance",
-        type=_tolerance,
+        type=_non_negative,
         default=1e-3,
         help="largest difference from IREE's own results, relative (default 1e-3)",
     )

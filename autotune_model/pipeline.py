@@ -18,7 +18,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
@@ -43,9 +42,7 @@ from autotune_model.bench import (
 )
 from autotune_model.candidates import (
     DEFAULT,
-    Candidate,
     candidates,
-    combined,
 )
 from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
@@ -57,19 +54,17 @@ from autotune_model.measure import (
     model_function,
     time_model,
 )
-from autotune_model.progress import TerminalProgress, watched
+from autotune_model.progress import NoProgress, Progress, TerminalProgress, watched
 from autotune_model.report import (
-    KEPT,
-    NOISE,
-    SLOWER,
     TUNING,
     BaseBuild,
     FrozenChoice,
     TuneReport,
 )
 from autotune_model.root_forms import configured_forms
+from autotune_model.search import Search, climb, combine
 from autotune_model.sizes import host_values
-from autotune_model.tunable import Tunable, TuneOptions, judge
+from autotune_model.tunable import Tunable, TuneOptions
 from lowering.autotune_to_iree import lower_module
 from lowering.decisions import load_decisions
 from lowering.dispatch_configs import DispatchConfig, default_configs
@@ -85,22 +80,6 @@ from lowering.driver import (
 )
 
 DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda"}
-
-
-class Progress(Protocol):
-    """What the pipeline tells about its progress (a progress bar, or nothing)."""
-
-    def phase(self, name: str, total: int) -> None: ...
-
-    def advance(self, label: str) -> None: ...
-
-
-class NoProgress:
-    def phase(self, name: str, total: int) -> None:
-        pass
-
-    def advance(self, label: str) -> None:
-        pass
 
 
 @dataclass
@@ -324,24 +303,25 @@ def _tune(
     lap("analyse")
 
     flags = (*target_flags(options.target, options.arch), *base_flags, *FROM_FLOW)
-    round_one = [(t, c) for t in tuned for c in t.candidates]
-    compiled = _compile(round_one, flags, executor, compile_job, progress)
+    search = Search(flags, device, options, executor, compile_job, benchmark_job, progress)
+    searching = time.perf_counter()
+    search.build([(t, c) for t in tuned for c in t.candidates])
     lap("compile")
-    measured: dict[tuple[str, str], Measured] = {}
     if benchmarked:
-        measured = _benchmark(tuned, compiled, device, options, executor, benchmark_job, progress)
+        search.time(tuned)
     else:
         report.notes.append(
             f"not benchmarked: no {device} device here; each group has the first "
             f"{options.top_k} candidates that built, and the run time chooses"
         )
     lap("benchmark")
-    for tunable in tuned:
-        judge(tunable, tunable.candidates, compiled, measured, options, benchmarked)
-
+    search.judge_all(tuned, benchmarked)
     if benchmarked and options.combine:
-        _combine(tuned, compiled, measured, flags, device, options, executor, jobs, progress)
+        combine(search, tuned)
         lap("combine")
+    if benchmarked:
+        report.notes += climb(search, tuned, time.perf_counter() - searching)
+        lap("search")
     report.dispatches = [t.result for t in tunables]
 
     grouped = [t for t in tunables if t.result.kept]
@@ -402,114 +382,6 @@ def peak_memory() -> dict[str, int]:
         "tuner": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
         "compiler": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024,
     }
-
-
-def _compile(
-    pairs: Sequence[tuple[Tunable, Candidate]],
-    flags: tuple[str, ...],
-    executor: Executor,
-    compile_job: Callable[[CompileJob], Compiled],
-    progress: Progress,
-) -> dict[tuple[str, str], Compiled]:
-    """Every (dispatch, candidate) built alone: (export, candidate name) -> the outcome."""
-    jobs = [CompileJob(t.export, c, t.bench, flags) for t, c in pairs]
-    if not jobs:
-        return {}
-    progress.phase("compile candidates", len(jobs))
-    done = executor.run(
-        compile_job, jobs, lambda r: progress.advance(f"{r.dispatch} {r.candidate.name}")
-    )
-    return {(r.dispatch, r.candidate.name): r for r in done}
-
-
-def _benchmark(
-    tunables: Sequence[Tunable],
-    compiled: dict[tuple[str, str], Compiled],
-    device: str,
-    options: TuneOptions,
-    executor: Executor,
-    benchmark_job: Callable[[BenchmarkJob], list[Measured]],
-    progress: Progress,
-) -> dict[tuple[str, str], Measured]:
-    """Each dispatch's built finalists timed side by side, one job per dispatch."""
-    jobs = []
-    for tunable in tunables:
-        built = tuple(
-            (c, vmfb)
-            for c in tunable.finalists
-            if (vmfb := compiled[(tunable.export, c.name)].vmfb) is not None
-        )
-        if built:
-            jobs.append(
-                BenchmarkJob(
-                    tunable.export,
-                    built,
-                    tunable.bench.operands,
-                    device,
-                    repeats=options.repeats,
-                    dispatches=tunable.bench.repeat,
-                )
-            )
-    if not jobs:
-        return {}
-    progress.phase("benchmark dispatches", len(jobs))
-    done = executor.run(
-        benchmark_job,
-        jobs,
-        lambda r: progress.advance(r[0].dispatch if r else ""),
-        alone=True,
-        gpu=options.target == "cuda",
-    )
-    return {(m.dispatch, m.candidate.name): m for results in done for m in results}
-
-
-def _combine(
-    tunables: Sequence[Tunable],
-    compiled: dict[tuple[str, str], Compiled],
-    measured: dict[tuple[str, str], Measured],
-    flags: tuple[str, ...],
-    device: str,
-    options: TuneOptions,
-    executor: Executor,
-    jobs: tuple[Callable, Callable],
-    progress: Progress,
-) -> None:
-    """Round two: the best two changes to different tile lists, together, judged side by
-    side with IREE's own and the kept candidates of round one."""
-    compile_job, benchmark_job = jobs
-    extra = {t.export: c for t in tunables if (c := _combination(t)) is not None}
-    combining = [t for t in tunables if t.export in extra]
-    pairs = [(t, extra[t.export]) for t in combining]
-    compiled.update(_compile(pairs, flags, executor, compile_job, progress))
-    for tunable in combining:
-        tunable.finalists = [tunable.candidates[0], *tunable.kept_candidates, extra[tunable.export]]
-    measured.update(
-        _benchmark(combining, compiled, device, options, executor, benchmark_job, progress)
-    )
-    for tunable in combining:
-        finalists = tunable.names(tunable.finalists)
-        earlier = [r for r in tunable.result.candidates if r.name not in finalists]
-        tunable.result.candidates = []
-        judge(tunable, tunable.finalists, compiled, measured, options, benchmarked=True)
-        tunable.result.candidates += earlier  # none of them was kept in round one
-        tunable.candidates.append(extra[tunable.export])
-
-
-def _combination(tunable: Tunable) -> Candidate | None:
-    """The best candidate of round one joined with the best one that changes other tile
-    lists, when both beat IREE's own."""
-    default = tunable.result.default_ns
-    by_name = {c.name: c for c in tunable.candidates}
-    faster = sorted(
-        (r for r in tunable.result.candidates if r.fate in (KEPT, SLOWER, NOISE) and r.median_ns),
-        key=lambda r: r.median_ns or 0.0,
-    )
-    faster = [r for r in faster if default and r.median_ns and r.median_ns < default]
-    for second in faster[1:]:
-        joined = combined(tunable.config, by_name[faster[0].name], by_name[second.name])
-        if joined is not None and joined.name not in by_name:
-            return joined
-    return None
 
 
 def _build(

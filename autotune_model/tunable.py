@@ -47,6 +47,7 @@ class TuneOptions:
     time_model: bool = True
     faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
     combine: bool = True  # a second round: the best two changes to different lists together
+    budget: float = 0.0  # seconds of search (build + time candidates); rounds climb while left
     slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
     base: str = AUTO  # IREE's whole-compilation options to start from (`base_builds`)
 
