@@ -24,7 +24,7 @@ import numpy as np
 
 from autotune_runtime.tuner import Tuner
 from benchmarks.common import CaseResult, Settings, compile_module, load_module, median, tune_online
-from benchmarks.kernels import _elementwise_kernel, _executable, speed_module
+from benchmarks.kernels import _elementwise_kernel, group_module, speed_module
 from benchmarks.protocols import TritonTuner
 
 FACTORS = (16, 1, 64, 32)
@@ -55,16 +55,9 @@ def tune(vmfb: bytes, tuner_class: type[Tuner]) -> dict:
 
 def same_kernels_module() -> str:
     """`@work::@step` of `SCALING_VARIANTS`, all one kernel (`v * 0.999 / 0.999`)."""
-    t = f"tensor<{SCALING_SIZE}xf32>"
     body = ["%m = arith.mulf %a, %scale : f32", "%v = arith.divf %m, %scale : f32"]
     kernels = {n: _elementwise_kernel(n, SCALING_SIZE, body, "%v") for n in SCALING_VARIANTS}
-    return (
-        "module {\n"
-        + _executable("work", "step", kernels)
-        + f"  util.func public @step(%a: {t}) -> {t} {{\n"
-        + f"    %r = flow.dispatch @work::@step(%a) : ({t}) -> {t}\n"
-        + f"    util.return %r : {t}\n  }}\n}}\n"
-    )
+    return group_module(kernels, SCALING_SIZE)
 
 
 def scaling(settings: Settings) -> list[dict]:

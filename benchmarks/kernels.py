@@ -118,7 +118,6 @@ def add_module(size: int = 4096, variants: int = 3, group_attrs: str = "") -> st
     `(in + (k + 1)) - k`, exact for the integer-valued inputs the benchmarks use, so that
     the runtime's check against the reference variant passes); entry
     `@run(tensor<SIZExf32>)`."""
-    t = f"tensor<{size}xf32>"
     kernels = {
         f"add{k}": _elementwise_kernel(
             f"add{k}",
@@ -133,13 +132,7 @@ def add_module(size: int = 4096, variants: int = 3, group_attrs: str = "") -> st
         )
         for k in range(variants)
     }
-    return (
-        "module {\n"
-        + _executable("adds", "add", kernels, group_attrs)
-        + f"  util.func public @run(%a: {t}) -> {t} {{\n"
-        + f"    %r = flow.dispatch @adds::@add(%a) : ({t}) -> {t}\n"
-        + f"    util.return %r : {t}\n  }}\n}}\n"
-    )
+    return group_module(kernels, size, ("adds", "add", "run"), group_attrs)
 
 
 def speed_module(factors: tuple[int, ...] = (16, 1, 64, 32), size: int = 65536) -> str:
@@ -147,7 +140,6 @@ def speed_module(factors: tuple[int, ...] = (16, 1, 64, 32), size: int = 65536) 
     `v = (v * 0.999) / 0.999` to every element: all variants compute `in` (up to rounding,
     far inside the runtime's tolerance), at a cost proportional to `f`. Entry
     `@step(tensor<SIZExf32>)`."""
-    t = f"tensor<{size}xf32>"
     kernels = {}
     for factor in factors:
         chain = []
@@ -157,11 +149,24 @@ def speed_module(factors: tuple[int, ...] = (16, 1, 64, 32), size: int = 65536) 
             chain.append(f"%v{i} = arith.divf %m{i}, %scale : f32")
             value = f"%v{i}"
         kernels[f"x{factor}"] = _elementwise_kernel(f"x{factor}", size, chain, value)
+    return group_module(kernels, size)
+
+
+def group_module(
+    kernels: dict[str, str],
+    size: int,
+    names: tuple[str, str, str] = ("work", "step", "step"),
+    group_attrs: str = "",
+) -> str:
+    """The group of `kernels` (name -> kernel text) on `tensor<SIZExf32>`: `names` are its
+    executable, the group and the function that dispatches it."""
+    t = f"tensor<{size}xf32>"
+    executable, group, function = names
     return (
         "module {\n"
-        + _executable("work", "step", kernels)
-        + f"  util.func public @step(%a: {t}) -> {t} {{\n"
-        + f"    %r = flow.dispatch @work::@step(%a) : ({t}) -> {t}\n"
+        + _executable(executable, group, kernels, group_attrs)
+        + f"  util.func public @{function}(%a: {t}) -> {t} {{\n"
+        + f"    %r = flow.dispatch @{executable}::@{group}(%a) : ({t}) -> {t}\n"
         + f"    util.return %r : {t}\n  }}\n}}\n"
     )
 
