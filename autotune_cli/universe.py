@@ -28,6 +28,18 @@ class IREETarget(Target):
         if not hasattr(module, "resources"):
             module.resources = resources_text(ctx, module)  # type: ignore[attr-defined]
         output.write(print_module(module))
+        release_blobs(ctx)
+
+
+def release_blobs(ctx: Context) -> None:
+    """Forget the blobs that xDSL's parser stored for this run. Its builtin dialect keeps
+    them in one store for the whole process, and a later parse that meets a handle already
+    stored renames it (`blob` -> `blob_0`) on every use but stores the blob under yet
+    another name: a second module read in the same process (a notebook, a frontend that
+    runs `xDSLOptMain` again) would lose its `dialect_resources`."""
+    interface = ctx.get_dialect("builtin").get_interface(OpAsmDialectInterface)
+    if interface is not None:
+        interface._blob_storage.clear()  # noqa: SLF001 - xDSL has no public way to reset it
 
 
 def resources_text(ctx: Context, module: ModuleOp) -> str:

@@ -74,18 +74,10 @@ def test_the_rfc_example_goes_through_the_stock_xdsl_opt(tmp_path):
     assert "#map = affine_map<()[s0, s1] -> ((s0 ceildiv 8) * (s1 ceildiv 8))>" in lowered.stdout
 
 
-# Known gap: torch-dialect programs with `dense_resource` blobs (iree-import-onnx and
-# iree-turbine output) lose their `dialect_resources` section on the xdsl-opt route when
-# lowered online (static is identical). Strict: the test says when it is fixed.
-RESOURCES_LOST_ONLINE = {"gpt2_onnx.mlir", "squeezenet_onnx.mlir", "mobilenet_turbine.mlir"}
-
-
 def _route_cases():
     for path in CORPUS:
         for policy in ("static", "online"):
-            gap = policy == "online" and path.name in RESOURCES_LOST_ONLINE
-            marks = [pytest.mark.xfail(strict=True, reason="dialect_resources lost")] if gap else []
-            yield pytest.param(path, policy, marks=marks, id=f"{path.relative_to(ROOT)}-{policy}")
+            yield pytest.param(path, policy, id=f"{path.relative_to(ROOT)}-{policy}")
 
 
 @pytest.mark.parametrize(("path", "policy"), list(_route_cases()))
@@ -97,6 +89,32 @@ def test_every_file_lower_takes_lowers_the_same_through_xdsl_opt(path, policy, t
         pytest.skip("lower refuses it (an invalid program)")
     options = f'policy={policy} base_dir="{path.parent}"'
     assert through_xdsl_opt(text, str(path), tmp_path, options) == expected
+
+
+RESOURCE_PROGRAM = """util.func public @f() -> tensor<2xf32> {
+  %c = arith.constant dense_resource<weights> : tensor<2xf32>
+  util.return %c : tensor<2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      weights: "0x040000000000803F00000040"
+    }
+  }
+#-}
+"""
+
+
+def test_modules_read_one_after_another_in_one_process_keep_their_blobs(tmp_path):
+    """xDSL's parser keeps blobs in one store per process; each run's are released once
+    `-t iree` has printed them, so the next module's handles are read as written."""
+    expected = lower_to_iree(RESOURCE_PROGRAM, filename="r.mlir", locations=False)
+    assert 'weights: "0x040000000000803F00000040"' in expected
+    for run_index in range(3):
+        folder = tmp_path / str(run_index)
+        folder.mkdir()
+        assert through_xdsl_opt(RESOURCE_PROGRAM, "r.mlir", folder, "policy=online") == expected
 
 
 @pytest.mark.parametrize(
