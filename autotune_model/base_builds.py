@@ -12,6 +12,7 @@ flow phase, IREE's configurations, the candidates and the tuned module all use i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -46,17 +47,22 @@ def choose_base(
     faster_by: float,
     ratio: Callable[[bytes, bytes], float],
     stock: bytes | None = None,
+    among: Sequence[str] = tuple(BASES),
 ) -> tuple[BaseBuild, bytes]:
     """The fastest of `BASES` for the model (it must beat the stock build by `faster_by`,
     else the stock build stays), and its module. `ratio(stock, other)` times two builds
     of the model against each other (`timed_ratio`; injectable). `stock`: the stock
-    build, where the caller has it already."""
+    build, where the caller has it already. `among`: the sets to try (the stock build is
+    built all the same: the others are timed against it, and it is the one to beat only
+    when it is among them)."""
     if stock is None:
         stock = compile_lowered(model, target, arch, extra_args=list(input_flags))
     base, best, best_ratio = STOCK, stock, 1.0 / faster_by
+    if STOCK not in among:
+        base, best_ratio = "", float("inf")
     ratios: dict[str, float | None] = {STOCK: 1.0}
     for name, flags in BASES.items():
-        if name == STOCK:
+        if name == STOCK or name not in among:
             continue
         try:
             vmfb = compile_lowered(model, target, arch, extra_args=[*input_flags, *flags])
@@ -66,7 +72,34 @@ def choose_base(
         ratios[name] = ratio(stock, vmfb)
         if ratios[name] < best_ratio:
             base, best, best_ratio = name, vmfb, ratios[name]
+    if not base:  # none of `among` built
+        base, best = STOCK, stock
     return BaseBuild(base, list(BASES[base]), ratios), best
+
+
+def bases_of_decisions(
+    flow_of: Callable[[Sequence[str]], str], decisions: Sequence[dict]
+) -> list[str]:
+    """The option sets whose flow phase (`flow_of(flags)`) has the most of the dispatches
+    that tuning-cache `decisions` name (`executable::export__tuned`), in `BASES` order;
+    none when no set has any. A cache made by tuning a module built with some options
+    names that build's dispatches, so freezing it picks those options again, whatever a
+    new timing would say. (Option sets with the same flow phase tie: data tiling with and
+    without micro-kernels.)"""
+    exports = {
+        d["group"].rpartition("::")[2].removesuffix("__tuned")
+        for d in decisions
+        if isinstance(d.get("group"), str)
+    }
+    counts: dict[str, int] = {}
+    for name, flags in BASES.items():
+        try:
+            text = flow_of(flags)
+        except DiagnosticError:
+            continue
+        counts[name] = sum(re.search(rf"@{re.escape(e)}\b", text) is not None for e in exports)
+    most = max(counts.values(), default=0)
+    return [name for name, count in counts.items() if most and count == most]
 
 
 def timed_ratio(

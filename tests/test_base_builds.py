@@ -11,7 +11,7 @@ import numpy as np
 from conftest import DATA
 
 from autotune_model import TuneOptions, tune_model
-from autotune_model.base_builds import BASES, STOCK, choose_base
+from autotune_model.base_builds import BASES, STOCK, bases_of_decisions, choose_base
 from autotune_model.executors import SerialExecutor
 from autotune_model.report import TuneReport, summary_lines
 from autotune_runtime.session import load
@@ -67,3 +67,36 @@ def test_a_model_tuned_with_data_tiling_says_so_and_computes_the_model():
     with load(tuned.vmfb, device="local-sync", cache=False) as module:
         got = module.function("mlp")(x, w1, b1, w2, b2)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+
+
+def test_freezing_a_cache_takes_the_option_sets_whose_dispatches_it_names():
+    flows = {
+        (): "flow.executable.export public @main_dispatch_0_matmul_64x64\n"
+        "flow.executable.export public @main_dispatch_1_softmax_64\n",
+        BASES["data-tiling"]: "flow.executable.export public @main_dispatch_0_mmt4d_8x8\n"
+        "flow.executable.export public @main_dispatch_1_softmax_64\n",
+    }
+    flows[BASES["data-tiling+ukernels"]] = flows[BASES["data-tiling"]]
+
+    def flow_of(flags):
+        return flows[tuple(flags)]
+
+    def decided(*exports: str) -> list[dict]:
+        return [
+            {"group": f"main_dispatch::{e}__tuned", "variant": "v", "workload": []} for e in exports
+        ]
+
+    assert bases_of_decisions(flow_of, decided("main_dispatch_0_matmul_64x64")) == [STOCK]
+    tiled = decided("main_dispatch_0_mmt4d_8x8", "main_dispatch_1_softmax_64")
+    assert bases_of_decisions(flow_of, tiled) == ["data-tiling", "data-tiling+ukernels"]
+    # A name every build has ties them all; one no build has gives none.
+    assert bases_of_decisions(flow_of, decided("main_dispatch_1_softmax_64")) == list(BASES)
+    assert bases_of_decisions(flow_of, decided("main_dispatch_0_matmul_64")) == []
+
+
+def test_choosing_among_some_option_sets_times_only_those():
+    ratio, seen = ratios_in_turn(1.5)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=["data-tiling"])
+    # The stock build is the reference of the timing, not a choice: the one set given wins.
+    assert base.name == "data-tiling" and len(seen) == 1 and vmfb == seen[0][1]
+    assert base.ratios == {STOCK: 1.0, "data-tiling": 1.5}
