@@ -1,14 +1,18 @@
-"""Shared fixtures: paths to test data and the pinned compiler's iree-opt."""
+"""Shared fixtures: paths to the project, its test data, the pinned compiler's iree-opt and
+the installed `iree-autotune` script."""
 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from iree.compiler.tools.binaries import find_tool
 
+ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
+IREE_AUTOTUNE = str(Path(sys.executable).parent / "iree-autotune")
 
 
 @pytest.fixture(scope="session")
