@@ -300,3 +300,18 @@ def faulty_function_group(limit: int = 8, group_attrs: str = "") -> str:
 }}
 """
     )
+
+
+# A plain function with a scalar argument and no group: `axpy(alpha, x, y) = alpha * x + y`
+# on tensor<4xf32>.
+AXPY = """util.func public @axpy(%alpha: f32, %x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x, %y : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %alpha, %a : f32
+    %s = arith.addf %m, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  util.return %r : tensor<4xf32>
+}
+"""

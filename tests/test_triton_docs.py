@@ -5,10 +5,11 @@ commands are written to run from the project's root and write their outputs ther
 
 Each block runs in `bash -euo pipefail` with this interpreter's scripts folder first on PATH.
 Every module a block writes must be the shipped module of its kernel and arch
-(tests/data/triton, written by regenerate.py and checked by test_triton.py), apart from the
-kernel's label in the first line and the group's sample workloads; every `.vmfb` must hold the
-shipped exports and PTX. The blocks compile Triton kernels, so they need triton (the
-`triton` extra); without it they are skipped, and test_triton.py checks the messages.
+(tests/data/triton, written by regenerate.py and checked by test_triton_ptx.py and
+test_triton_module.py), apart from the kernel's label in the first line and the group's sample
+workloads; every `.vmfb` must hold the shipped exports and PTX. The blocks compile Triton
+kernels, so they need triton (the `triton` extra); without it they are skipped, and
+test_triton_cli.py checks the messages.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ size, dynamic shared memory, push-constant count and binding flags, and the PTX 
 
 `iree-dump-module` prints a CUDA executable only as an opaque rodata blob (plus the kernel
 names, as strings for `hal.executable.lookup.function`), so these are read from the
-executable's own flatbuffer (file identifier "CDA1"). Shared by tests/test_cuda.py and
-tests/test_triton.py.
+executable's own flatbuffer (file identifier "CDA1"). Shared by tests/test_cuda.py,
+tests/test_triton_module.py and tests/test_triton_docs.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,302 @@
+"""`tune-model`'s candidates and what judges them: distinct valid configurations around
+IREE's own (CPU and GPU, the best changes joined in round two), candidates with wrong
+results, that fail to build or that slow the model dropped, the last check of the tuned
+module against the stock build, the bench module and the end-to-end timing.
+
+Small models and few candidates; the benchmark jobs are injected where a test needs a
+verdict that the machine's noise must not decide."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+from small_models import (
+    MLP,
+    SMALL,
+    assert_close,
+    fake_benchmark,
+    mlp_inputs,
+    mlp_reference,
+)
+
+from autotune_dialect.iree_configs import tile_lists
+from autotune_dialect.iree_ir import iree_context
+from autotune_model import TuneOptions, tune_model
+from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
+from autotune_model.candidates import candidates
+from autotune_model.executors import SerialExecutor
+from autotune_model.pipeline import flow_phase
+from autotune_model.report import (
+    FAILED_TO_COMPILE,
+    KEPT,
+    REFERENCE,
+    WRONG,
+    TuneReport,
+)
+from autotune_runtime.session import load
+from lowering.dispatch_configs import default_configs
+
+# --- candidates ---------------------------------------------------------------------------
+
+
+def test_candidates_are_distinct_valid_configs_that_iree_builds():
+    from iree.compiler import ir
+
+    configs = default_configs(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir"))
+    assert len(configs) == 2
+    for config in configs.values():
+        found = candidates(config, limit=8)
+        assert found[0].is_default and len(found) == 9
+        names = [c.name for c in found]
+        infos = [c.compilation_info for c in found]
+        assert len(set(names)) == len(names) and len(set(infos)) == len(infos)
+        default = tile_lists(config.lowering_config)
+        volume = np.prod([t for t in default["vector_common_parallel"] if t]) * np.prod(
+            [t for t in default["vector_reduction"] if t]
+        )
+        for candidate in found[1:]:
+            with iree_context():
+                ir.Attribute.parse(candidate.compilation_info)  # IREE reads it
+            lists = tile_lists(candidate.compilation_info)
+            assert lists != default
+            for tile, vec in zip(
+                lists["distribution"], lists["vector_common_parallel"], strict=True
+            ):
+                assert tile == 0 or vec == 0 or tile % vec == 0
+            mine = np.prod([t for t in lists["vector_common_parallel"] if t]) * np.prod(
+                [t for t in lists["vector_reduction"] if t]
+            )
+            assert mine <= volume  # IREE refuses larger vectors than its own
+    # ... and IREE builds every one of them.
+    options = TuneOptions(candidates=8, top_k=1, time_model=False, combine=False)
+    report = tune_model(MLP, options, benchmark_job=fake_benchmark).report
+    fates = [c.fate for d in report.dispatches for c in d.candidates]
+    assert len(fates) == 18 and FAILED_TO_COMPILE not in fates
+
+
+def test_round_two_joins_the_best_changes_to_different_tile_lists():
+    rounds = []
+
+    def favouring_joined(job: BenchmarkJob) -> list[Measured]:
+        rounds.append([c.name for c, _ in job.candidates])
+
+        def time(name: str) -> int:
+            if "_" in name:
+                return 400  # a joined candidate
+            return {"t": 600, "r": 700}.get(name[0], 1000) + zlib.crc32(name.encode()) % 50
+
+        return [Measured(job.dispatch, c, [time(c.name)], []) for c, _ in job.candidates]
+
+    options = TuneOptions(candidates=4, top_k=2, time_model=False)
+    tuned = tune_model(MLP, options, benchmark_job=favouring_joined)
+    assert len(rounds) == 4  # two dispatches, two rounds
+    for dispatch in tuned.report.dispatches:
+        first = min(
+            (c for c in dispatch.candidates if c.name[0] == "t" and "_" not in c.name),
+            key=lambda c: c.median_ns,
+        )
+        joined = dispatch.best
+        assert joined.name.startswith(first.name + "_r") and joined.fate == KEPT
+        assert dispatch.kept == [first.name, joined.name]
+        info = next(
+            line
+            for line in tuned.lowered.splitlines()
+            if f"{dispatch.export}__{joined.name}" in line
+        )
+        assert info
+    second_round = rounds[2:]
+    for names in second_round:  # IREE's own, the kept ones of round one, the joined one
+        assert names[0] == "default" and "_" in names[-1] and len(names) == 4
+
+
+def test_gpu_candidates_change_the_gpu_config_fields():
+    configs = default_configs(flow_phase(MLP, "cuda", "sm_80", "mlp.mlir"), "cuda", "sm_80")
+    config = next(iter(configs.values()))
+    assert "#iree_gpu.lowering_config" in config.lowering_config
+    found = candidates(config, limit=6)
+    assert len(found) >= 3
+    default = tile_lists(config.lowering_config)
+    for candidate in found[1:]:
+        lists = tile_lists(candidate.compilation_info)
+        changed = {k for k in default if lists.get(k) != default[k]}
+        assert changed and changed <= {"reduction", "workgroup", "thread"}
+        if "workgroup" in changed:  # the thread tile follows, so the thread count holds
+            assert "thread" in changed
+
+
+# --- judging the candidates -----------------------------------------------------------------
+
+
+def test_a_candidate_with_wrong_results_is_dropped_and_the_model_stays_right():
+    perturbed = []
+
+    def perturbing(job: BenchmarkJob) -> list[Measured]:
+        results = benchmark_dispatch(job)
+        victim = results[1]  # the first candidate after IREE's own
+        victim.outputs = [o + 1.0 for o in victim.outputs]
+        perturbed.append((job.dispatch, victim.candidate.name))
+        for r in results:  # every survivor looks faster, so that it would be kept
+            r.times_ns = [1000] if r.candidate.is_default else [100]
+        return results
+
+    tuned = tune_model(MLP, SMALL, executor=SerialExecutor(), benchmark_job=perturbing)
+    assert len(perturbed) == 2
+    for dispatch in tuned.report.dispatches:
+        fates = {c.name: c.fate for c in dispatch.candidates}
+        victim = dict(perturbed)[dispatch.export]
+        assert fates[victim] == WRONG
+        assert fates["default"] == REFERENCE
+        assert dispatch.kept and victim not in dispatch.kept
+        assert f"{dispatch.export}__{victim}" not in tuned.lowered
+        assert f"{dispatch.export}__{dispatch.kept[0]}" in tuned.lowered
+    args = mlp_inputs()
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        for _ in range(40):  # online tuning runs every variant
+            got = module.function("mlp")(*args)
+        assert_close(got, mlp_reference(args))
+
+
+def test_candidates_that_fail_are_reported_not_fatal(monkeypatch):
+    import autotune_model.pipeline as pipeline
+
+    real = pipeline.candidates
+
+    def with_a_broken_one(config, limit):
+        found = real(config, limit)
+        broken = found[1].compilation_info.replace("distribution = [", "distribution = [99999, ")
+        return [*found[:1], type(found[1])("broken", broken), *found[1:]]
+
+    monkeypatch.setattr(pipeline, "candidates", with_a_broken_one)
+    report = tune_model(MLP, SMALL, benchmark_job=fake_benchmark).report
+    for dispatch in report.dispatches:
+        broken = next(c for c in dispatch.candidates if c.name == "broken")
+        assert broken.fate == FAILED_TO_COMPILE and broken.detail
+        assert dispatch.failed == 1 and dispatch.kept
+
+
+def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
+    import autotune_model.pipeline as pipeline
+    from autotune_model.report import ModelTiming
+
+    timings = iter([1.5, 1.2, 1.0])  # model time with 2 groups, 1 group, none
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        return ModelTiming(function, 1000.0, 1000.0 * next(timings), 10)
+
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    options = TuneOptions(candidates=3, top_k=1)
+    tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    assert tuned.report.timing.ratio == 1.0
+    assert all(not d.kept for d in tuned.report.dispatches)
+    taken_back = [
+        c
+        for d in tuned.report.dispatches
+        for c in d.candidates
+        if "stock build" in (c.detail or "")
+    ]
+    assert len(taken_back) == 2  # the one kept of each dispatch
+    assert "__tuned" not in tuned.lowered  # no group left: the model as IREE builds it
+
+
+# --- the last check, the bench module and the end-to-end timing ----------------------------
+
+
+def test_the_last_check_compares_the_tuned_module_with_the_stock_build():
+    from autotune_dialect import parse_module
+    from autotune_model.measure import check_model, function_inputs, model_function
+    from lowering.driver import compile_lowered
+
+    function = model_function(parse_module(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir")), None)
+    inputs = function_inputs(function, None)
+    stock = compile_lowered(MLP)
+    assert check_model(stock, stock, function.name, inputs, "static", "local-task", 1e-3) is None
+    # Another model of the same signature (the first layer's bias not added) is caught.
+    other = compile_lowered(
+        MLP.replace("%s = arith.addf %a, %b : f32", "%s = arith.addf %a, %a : f32", 1)
+    )
+    failure = check_model(stock, other, function.name, inputs, "static", "local-task", 1e-3)
+    assert failure == "call 1 gave other results than the stock build"
+
+
+def test_a_tuned_module_that_fails_its_last_check_is_written_as_the_stock_build(monkeypatch):
+    import autotune_model.pipeline as pipeline
+
+    seen = []
+
+    def failing(stock, tuned, *args):
+        seen.append(len(tuned))
+        return "call 2 gave other results than the stock build"
+
+    monkeypatch.setattr(pipeline, "check_model", failing)
+    tuned = tune_model(MLP, SMALL, benchmark_job=fake_benchmark)
+    assert seen, "the last check did not run"
+    assert not any(d.kept for d in tuned.report.dispatches)
+    assert any("failed its last check" in n for n in tuned.report.notes)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        assert not module.groups
+
+
+def test_a_bench_module_runs_its_copies_in_turn_and_returns_the_last_ones_results():
+    """Returning every copy's results kept all but one copy's buffers alive after each call
+    (192 MB a call on a 4x2048x2048 result: tuning one batch matmul ran out of memory);
+    the copies stay, each one's results passing through the next one's barrier."""
+    from autotune_dialect import parse_module
+    from autotune_model.bench import (
+        BenchmarkJob,
+        CompileJob,
+        bench_module,
+        benchmark_dispatch,
+        compile_candidate,
+    )
+    from autotune_model.candidates import DEFAULT
+    from autotune_model.measure import function_inputs, model_function
+    from autotune_model.sizes import host_values
+    from lowering.driver import target_flags
+
+    module = parse_module(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir"))
+    function = model_function(module, None)
+    inputs = function_inputs(function, None)
+    values = host_values(function.body, function.arguments, [o.shape for o in inputs])
+    dispatch = function.dispatches()[0]
+    bench = bench_module(module, dispatch, values, repeat=4)
+    assert bench.text.count('"flow.dispatch"') == 4
+    assert bench.text.count('"util.optimization_barrier"') == 4
+    returned = bench.text.split('"util.return"(')[-1].split(")")[0]
+    assert len([v for v in returned.split(",") if v.strip()]) == len(dispatch.outputs)
+    built = compile_candidate(
+        CompileJob(dispatch_name := "d", DEFAULT, bench, tuple(target_flags("llvm-cpu", None)))
+    )
+    assert built.vmfb is not None, built.error
+    (measured,) = benchmark_dispatch(
+        BenchmarkJob(
+            dispatch_name, ((DEFAULT, built.vmfb),), bench.operands, repeats=2, seconds=0.0
+        )
+    )
+    assert measured.error is None and len(measured.outputs) == len(dispatch.outputs)
+
+
+def test_the_end_to_end_timing_says_how_many_calls_the_online_module_took_to_settle():
+    from modules import tagged_module
+
+    from autotune_model.bench import Operand
+    from autotune_model.measure import time_model
+    from autotune_model.report import CandidateResult, DispatchResult, ModelTiming, summary_lines
+    from lowering.driver import compile
+
+    stock = compile(tagged_module(group_attrs='{policy = "static", choice = @v0}'))
+    online = compile(tagged_module(group_attrs="{max_samples = 4}"))
+    inputs = [Operand((16,), "float32")]
+    timing = time_model(stock, online, "run", inputs, "online", "local-sync", budget_s=0.05)
+    # 3 variants: at least one run each, at most warm-up + max_samples each, and the call
+    # whose `select` commits
+    assert timing.settled and 3 <= timing.settle_calls <= 3 * (1 + 4) + 1
+    settled = ModelTiming("run", 1000.0, 900.0, 10, 37, True)
+    report = TuneReport("m.mlir", "llvm-cpu", None, "online", "local", timing=settled)
+    kept = [CandidateResult("default", REFERENCE, 1000.0), CandidateResult("t8", KEPT, 900.0)]
+    report.dispatches = [DispatchResult("d", "linalg.matmul", [4], ["4xf32"], kept)]
+    assert "online tuning: every group settled after 37 calls" in summary_lines(report)
+    report.timing = ModelTiming("run", 1000.0, 900.0, 10, 400, False)
+    assert "online tuning: not every group had settled after 400 calls" in summary_lines(report)
+    loaded = TuneReport.from_json(report.to_json())
+    assert loaded.timing == report.timing

@@ -1,0 +1,106 @@
+"""`iree-autotune tune-model` through the installed console script: a model tuned, its
+report written and shown, and errors that name what is wrong, before any output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import IREE_AUTOTUNE
+from small_models import (
+    DYNAMIC,
+    MLP,
+    assert_close,
+    mlp_inputs,
+    mlp_reference,
+)
+
+from autotune_runtime.session import load
+
+# --- command line ---------------------------------------------------------------------------
+
+
+def cli(*args) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([IREE_AUTOTUNE, *map(str, args)], capture_output=True, text=True)
+
+
+def assert_error(result, *fragments) -> None:
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
+    model = tmp_path / "mlp.mlir"
+    model.write_text(MLP)
+    out = tmp_path / "mlp.vmfb"
+    result = cli("tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no progress
+    assert "mlp_dispatch_0_matmul_16x512x256_f32" in result.stdout
+    report = json.loads((tmp_path / "mlp.tune.json").read_text())
+    kept = any(c["fate"] == "kept" for d in report["dispatches"] for c in d["candidates"])
+    said = "tuned/stock" if kept else "no variant was kept, so the module is the stock build"
+    assert "end to end (@mlp" in result.stdout and said in result.stdout
+    assert report["model"] == str(model) and len(report["dispatches"]) == 2
+    assert report["timing"]["stock_ns"] > 0 and report["timing"]["tuned_ns"] > 0
+    with load(out.read_bytes(), device="local-sync", cache=False) as module:
+        args = mlp_inputs()
+        assert_close(module.function("mlp")(*args), mlp_reference(args))
+    shown = cli("report", tmp_path / "mlp.tune.json", "--plot", tmp_path / "tune.png")
+    assert shown.returncode == 0, shown.stderr
+    assert "mlp_dispatch_1_matmul_16x128x512_f32" in shown.stdout
+    assert (tmp_path / "tune.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_errors_name_what_is_wrong(tmp_path):
+    model = tmp_path / "dynamic.mlir"
+    model.write_text(DYNAMIC)
+    out = tmp_path / "out.vmfb"
+    assert_error(
+        cli("tune-model", model, "-o", out),
+        "argument 0 of @dynamic is tensor<?x256xf32>",
+        "--input",
+    )
+    assert_error(cli("tune-model", model, "-o", out, "--input", "40x256xf32"), "2 arguments")
+    assert_error(
+        cli("tune-model", model, "-o", out, "--input", "40x255xf32", "--input", "256x256xf32"),
+        "does not fit argument 0",
+    )
+    assert_error(cli("tune-model", model, "-o", out, "--input", "4zx3"), "not like 40x256xf32")
+    # The element type given must be the argument's; its rank too.
+    assert_error(
+        cli("tune-model", model, "-o", out, "--input", "40x256xf16", "--input", "256x256xf32"),
+        "40x256xf16 does not fit argument 0 of @dynamic (tensor<?x256xf32>)",
+    )
+    assert_error(
+        cli("tune-model", model, "-o", out, "--input", "40x256x1xf32", "--input", "256x256"),
+        "does not fit argument 0",
+    )
+    assert_error(
+        cli("tune-model", model, "-o", out, "--function", "nope"), "no public function @nope"
+    )
+    assert_error(cli("tune-model", model, "-o", out, "--cache", "c.json"), "needs --freeze")
+    missing = tmp_path / "tuning.sqlite3"
+    assert_error(
+        cli("tune-model", model, "-o", out, "--freeze", "--cache", missing),
+        f"error: cannot read tuning cache file {missing}: No such file or directory\n",
+    )
+    assert_error(cli("tune-model", model, "-o", out, "--tolerance", "nan"), "finite")
+    broken = tmp_path / "broken.mlir"
+    broken.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y\n}\n")
+    assert_error(
+        cli("tune-model", broken, "-o", out),
+        f"{broken}:2:12: error: expected ':'\n  return %y\n           ^\n",
+    )
+    empty = tmp_path / "empty.mlir"
+    empty.write_text("")
+    assert_error(
+        cli("tune-model", empty, "-o", out),
+        f"error: {empty}: the model has no public function to tune (the file is empty)",
+    )
+    report = tmp_path / "bad.tune.json"
+    report.write_text("{not json")
+    assert_error(cli("report", report), str(report), "not JSON")
+    assert not out.exists()
