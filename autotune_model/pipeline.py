@@ -4,8 +4,9 @@
    is asked for its own configuration of every dispatch (`default_configs`).
 2. Dispatches with a contraction, convolution or reduction at their root are tuned; each
    gets candidates around IREE's configuration (`candidates`), IREE's own first.
-3. Every candidate is compiled alone (`bench.compile_candidate`); a dispatch's candidates
-   are benchmarked side by side on synthetic inputs of its real sizes
+3. Every candidate is compiled alone (`bench.compile_candidate`), unless the compile cache
+   holds its build (`compile_cache`, looked up here before any job is sent); a dispatch's
+   candidates are benchmarked side by side on synthetic inputs of its real sizes
    (`bench.benchmark_dispatch`). Both jobs run through an executor (local workers, or
    Ray). Failures and wrong results drop a candidate.
 4. The top-k candidates faster than IREE's become, with IREE's, an `autotune.group` that
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
@@ -38,6 +39,7 @@ from autotune_model.bench import (
     at_flow_phase,
     bench_module,
     benchmark_dispatch,
+    candidate_text,
     compile_candidate,
     root_loop_count,
 )
@@ -47,6 +49,7 @@ from autotune_model.candidates import (
     candidates,
     combined,
 )
+from autotune_model.compile_cache import CompileCache, cache_key
 from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
 from autotune_model.freeze import take_cached
@@ -65,6 +68,7 @@ from autotune_model.report import (
     TUNING,
     BaseBuild,
     FrozenChoice,
+    JobTimes,
     TuneReport,
 )
 from autotune_model.root_forms import configured_forms
@@ -240,7 +244,8 @@ def tune_model(
 
     `compile_job` and `benchmark_job` are the two jobs (injectable, Triton-style: a test
     or another device brings its own); they run on `executor` (default: local workers, one
-    per core)."""
+    per core). The compile cache (`options.compile_cache`) serves the default compile job
+    only: an injected one builds every candidate itself."""
     jobs = (compile_job, benchmark_job)
     if progress is None and not quiet and watched():
         with TerminalProgress() as shown:
@@ -263,6 +268,15 @@ def _tune(
     policy = Policy.STATIC if options.freeze else options.policy
     report = TuneReport(filename, options.target, options.arch, policy, executor.name)
     report.seconds = seconds
+    built = _Builds(
+        compile_job,
+        executor,
+        progress,
+        report.jobs,
+        CompileCache(options.compile_cache_folder)
+        if options.compile_cache and compile_job is compile_candidate
+        else None,
+    )
     # Read first: a missing or unreadable cache fails before any work.
     cache = options.cache if options.freeze else None
     decisions = load_decisions(cache)
@@ -325,11 +339,13 @@ def _tune(
 
     flags = (*target_flags(options.target, options.arch), *base_flags, *FROM_FLOW)
     round_one = [(t, c) for t in tuned for c in t.candidates]
-    compiled = _compile(round_one, flags, executor, compile_job, progress)
+    compiled = built.compile(round_one, flags)
     lap("compile")
     measured: dict[tuple[str, str], Measured] = {}
     if benchmarked:
-        measured = _benchmark(tuned, compiled, device, options, executor, benchmark_job, progress)
+        measured = _benchmark(
+            tuned, compiled, device, options, executor, benchmark_job, progress, report.jobs
+        )
     else:
         report.notes.append(
             f"not benchmarked: no {device} device here; each group has the first "
@@ -340,7 +356,7 @@ def _tune(
         judge(tunable, tunable.candidates, compiled, measured, options, benchmarked)
 
     if benchmarked and options.combine:
-        _combine(tuned, compiled, measured, flags, device, options, executor, jobs, progress)
+        _combine(tuned, compiled, measured, flags, device, options, built, benchmark_job)
         lap("combine")
     report.dispatches = [t.result for t in tunables]
 
@@ -404,22 +420,78 @@ def peak_memory() -> dict[str, int]:
     }
 
 
-def _compile(
-    pairs: Sequence[tuple[Tunable, Candidate]],
-    flags: tuple[str, ...],
-    executor: Executor,
-    compile_job: Callable[[CompileJob], Compiled],
-    progress: Progress,
-) -> dict[tuple[str, str], Compiled]:
-    """Every (dispatch, candidate) built alone: (export, candidate name) -> the outcome."""
-    jobs = [CompileJob(t.export, c, t.bench, flags) for t, c in pairs]
-    if not jobs:
-        return {}
-    progress.phase("compile candidates", len(jobs))
-    done = executor.run(
-        compile_job, jobs, lambda r: progress.advance(f"{r.dispatch} {r.candidate.name}")
-    )
-    return {(r.dispatch, r.candidate.name): r for r in done}
+class _Builds:
+    """Builds candidates with the compile job on the executor, taking those the compile
+    cache holds from it (looked up here, before any job is sent: the jobs stay plain data,
+    wherever they run) and keeping each new build there as it comes; counts and times
+    every round in `times`."""
+
+    def __init__(
+        self,
+        compile_job: Callable[[CompileJob], Compiled],
+        executor: Executor,
+        progress: Progress,
+        times: JobTimes,
+        cache: CompileCache | None,
+    ):
+        self.job, self.executor, self.progress, self.times = compile_job, executor, progress, times
+        self.cache = cache
+        times.compile_cache = None if cache is None else str(cache.folder)
+
+    def compile(
+        self, pairs: Sequence[tuple[Tunable, Candidate]], flags: tuple[str, ...]
+    ) -> dict[tuple[str, str], Compiled]:
+        """Every (dispatch, candidate) built alone: (export, candidate name) -> the outcome."""
+        jobs = [CompileJob(t.export, c, t.bench, flags) for t, c in pairs]
+        if not jobs:
+            return {}
+        started = time.perf_counter()
+        self.progress.phase("compile candidates", len(jobs))
+        done: dict[tuple[str, str], Compiled] = {}
+        keys: dict[tuple[str, str], str] = {}
+        todo: list[CompileJob] = []
+        for job in jobs:
+            name = (job.dispatch, job.candidate.name)
+            job, key, found = self._look_up(job)
+            if key is not None:
+                keys[name] = key
+            if found is not None:
+                done[name] = found
+                self.progress.advance(f"{job.dispatch} {job.candidate.name} (cached)")
+            else:
+                todo.append(job)
+
+        def finished(result: Compiled) -> None:
+            key = keys.get((result.dispatch, result.candidate.name))
+            if self.cache is not None and key is not None:
+                self.cache.put(key, result.vmfb, result.error)
+            self.progress.advance(f"{result.dispatch} {result.candidate.name}")
+
+        for result in self.executor.run(self.job, todo, finished) if todo else []:
+            done[(result.dispatch, result.candidate.name)] = result
+        self.times.compiled += len(jobs)
+        self.times.cached += len(jobs) - len(todo)
+        self.times.compile_s += time.perf_counter() - started
+        return {(j.dispatch, j.candidate.name): done[(j.dispatch, j.candidate.name)] for j in jobs}
+
+    def _look_up(self, job: CompileJob) -> tuple[CompileJob, str | None, Compiled | None]:
+        """The job with its candidate's text made, the text's key, and the cache's build of
+        it (None: not there). A candidate whose text cannot be made goes to its job as it
+        is, which says why."""
+        if self.cache is None:
+            return job, None, None
+        start = time.perf_counter()
+        try:
+            job = replace(job, text=candidate_text(job.bench, job.candidate))
+        except ValueError:
+            return job, None, None
+        key = cache_key(job.text or "", job.flags)
+        entry = self.cache.get(key)
+        if entry is None:
+            return job, key, None
+        vmfb, error = entry
+        seconds = time.perf_counter() - start
+        return job, key, Compiled(job.dispatch, job.candidate, vmfb, error, seconds, cached=True)
 
 
 def _benchmark(
@@ -430,8 +502,11 @@ def _benchmark(
     executor: Executor,
     benchmark_job: Callable[[BenchmarkJob], list[Measured]],
     progress: Progress,
+    times: JobTimes,
 ) -> dict[tuple[str, str], Measured]:
-    """Each dispatch's built finalists timed side by side, one job per dispatch."""
+    """Each dispatch's built finalists timed side by side, one job per dispatch (their wall
+    time added to `times`)."""
+    started = time.perf_counter()
     jobs = []
     for tunable in tunables:
         built = tuple(
@@ -460,6 +535,7 @@ def _benchmark(
         alone=True,
         gpu=options.target == "cuda",
     )
+    times.benchmark_s += time.perf_counter() - started
     return {(m.dispatch, m.candidate.name): m for results in done for m in results}
 
 
@@ -470,21 +546,28 @@ def _combine(
     flags: tuple[str, ...],
     device: str,
     options: TuneOptions,
-    executor: Executor,
-    jobs: tuple[Callable, Callable],
-    progress: Progress,
+    built: _Builds,
+    benchmark_job: Callable[[BenchmarkJob], list[Measured]],
 ) -> None:
     """Round two: the best two changes to different tile lists, together, judged side by
     side with IREE's own and the kept candidates of round one."""
-    compile_job, benchmark_job = jobs
     extra = {t.export: c for t in tunables if (c := _combination(t)) is not None}
     combining = [t for t in tunables if t.export in extra]
     pairs = [(t, extra[t.export]) for t in combining]
-    compiled.update(_compile(pairs, flags, executor, compile_job, progress))
+    compiled.update(built.compile(pairs, flags))
     for tunable in combining:
         tunable.finalists = [tunable.candidates[0], *tunable.kept_candidates, extra[tunable.export]]
     measured.update(
-        _benchmark(combining, compiled, device, options, executor, benchmark_job, progress)
+        _benchmark(
+            combining,
+            compiled,
+            device,
+            options,
+            built.executor,
+            benchmark_job,
+            built.progress,
+            built.times,
+        )
     )
     for tunable in combining:
         finalists = tunable.names(tunable.finalists)
