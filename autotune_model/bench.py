@@ -231,15 +231,16 @@ def root_loop_count(bench: BenchModule) -> int | None:
 
 
 def candidate_text(bench: BenchModule, candidate: Candidate) -> str:
-    """The bench module with the candidate's `compilation_info` on the kernel's root op."""
-    if candidate.is_default:
-        return bench.text
+    """The bench module with the candidate's `compilation_info` on the kernel's root op
+    (none for IREE's own), as IREE prints it: without locations, so that every candidate,
+    IREE's own too, is the same text whatever file the model was read from."""
     from autotune_dialect.iree_ir import iree_context
 
     with iree_context():
         module = ir.Module.parse(bench.text)
-        root = _kernel_root(module, bench.kernel)
-        root.attributes["compilation_info"] = ir.Attribute.parse(candidate.compilation_info)
+        if not candidate.is_default:
+            root = _kernel_root(module, bench.kernel)
+            root.attributes["compilation_info"] = ir.Attribute.parse(candidate.compilation_info)
         return str(module)
 
 
@@ -248,30 +249,34 @@ def candidate_text(bench: BenchModule, candidate: Candidate) -> str:
 
 @dataclass(frozen=True)
 class CompileJob:
-    """Build one candidate of a dispatch: its bench module, with these flags."""
+    """Build one candidate of a dispatch: its bench module, with these flags (`text`: the
+    candidate's module when already made, `candidate_text`)."""
 
     dispatch: str
     candidate: Candidate
     bench: BenchModule
     flags: tuple[str, ...]
+    text: str | None = None
 
 
 @dataclass
 class Compiled:
-    """A built candidate (`vmfb`), or why it did not build (`error`)."""
+    """A built candidate (`vmfb`), or why it did not build (`error`); `cached`: taken from
+    the compile cache (`compile_cache`), not built by this run."""
 
     dispatch: str
     candidate: Candidate
     vmfb: bytes | None
     error: str | None
     seconds: float
+    cached: bool = False
 
 
 def compile_candidate(job: CompileJob) -> Compiled:
     """Build one candidate's bench module; a failure is an outcome, not an exception."""
     start = time.perf_counter()
     try:
-        text = candidate_text(job.bench, job.candidate)
+        text = job.text if job.text is not None else candidate_text(job.bench, job.candidate)
         code, vmfb, log = run_iree_compile(text, list(job.flags))
         error = (
             None

@@ -7,6 +7,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import sys
+import warnings
 from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError
@@ -37,6 +40,16 @@ def _non_negative(text: str) -> float:
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"'{text}' is not a finite number >= 0")
     return value
+
+
+def _warning_line(original, message, category, filename, lineno, file=None, line=None) -> None:
+    """The compile cache's warning (a folder that cannot be written) as one line."""
+    from autotune_model.compile_cache import CompileCacheWarning
+
+    if issubclass(category, CompileCacheWarning):
+        print(f"warning: {message}", file=sys.stderr)
+    else:
+        original(message, category, filename, lineno, file, line)
 
 
 def report_path(output: str) -> str:
@@ -70,18 +83,24 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         tolerance=args.tolerance,
         time_model=not args.no_timing,
         base=args.base,
+        compile_cache=not args.no_compile_cache,
+        compile_cache_folder=args.compile_cache,
     )
     if args.cache and not args.freeze:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
     executor = executor_for(args.ray, args.jobs)
     try:
-        if args.quiet:
-            tuned = tune_model(text, options, filename=args.input, executor=executor, quiet=True)
-        else:
-            with TerminalProgress() as progress:
+        with warnings.catch_warnings():
+            warnings.showwarning = functools.partial(_warning_line, warnings.showwarning)
+            if args.quiet:
                 tuned = tune_model(
-                    text, options, filename=args.input, executor=executor, progress=progress
+                    text, options, filename=args.input, executor=executor, quiet=True
                 )
+            else:
+                with TerminalProgress() as progress:
+                    tuned = tune_model(
+                        text, options, filename=args.input, executor=executor, progress=progress
+                    )
     finally:
         executor.close()
     write_atomically(args.output, tuned.vmfb)
@@ -164,6 +183,18 @@ def add_command(sub) -> None:
     )
     tune.add_argument("--jobs", type=_positive, help="local worker processes (default: every core)")
     tune.add_argument("--report", metavar="FILE.json", help="report file (default: OUT.tune.json)")
+    kept = tune.add_mutually_exclusive_group()
+    kept.add_argument(
+        "--compile-cache",
+        metavar="DIR",
+        help="folder of built candidates kept by content, reused by later runs (default: "
+        "compiled/ next to the tuning cache, ~/.cache/iree-autotune/compiled)",
+    )
+    kept.add_argument(
+        "--no-compile-cache",
+        action="store_true",
+        help="build every candidate, and keep none",
+    )
     tune.add_argument(
         "--no-timing",
         action="store_true",

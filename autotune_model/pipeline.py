@@ -4,8 +4,9 @@
    is asked for its own configuration of every dispatch (`default_configs`).
 2. Dispatches with a contraction, convolution or reduction at their root are tuned; each
    gets candidates around IREE's configuration (`candidates`), IREE's own first.
-3. Every candidate is compiled alone (`bench.compile_candidate`); a dispatch's candidates
-   are benchmarked side by side on synthetic inputs of its real sizes
+3. Every candidate is compiled alone (`bench.compile_candidate`), unless the compile cache
+   holds its build (`compile_cache`, looked up here before any job is sent); a dispatch's
+   candidates are benchmarked side by side on synthetic inputs of its real sizes
    (`bench.benchmark_dispatch`). Both jobs run through an executor (local workers, or
    Ray). Failures and wrong results drop a candidate.
 4. The top-k candidates faster than IREE's become, with IREE's, an `autotune.group` that
@@ -44,6 +45,7 @@ from autotune_model.candidates import (
     DEFAULT,
     candidates,
 )
+from autotune_model.compile_cache import CompileCache
 from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
 from autotune_model.freeze import take_cached
@@ -62,7 +64,7 @@ from autotune_model.report import (
     TuneReport,
 )
 from autotune_model.root_forms import configured_forms
-from autotune_model.search import Search, climb, combine
+from autotune_model.search import CandidateBuilds, Search, climb, combine
 from autotune_model.sizes import host_values
 from autotune_model.tunable import Tunable, TuneOptions
 from lowering.autotune_to_iree import lower_module
@@ -219,7 +221,8 @@ def tune_model(
 
     `compile_job` and `benchmark_job` are the two jobs (injectable, Triton-style: a test
     or another device brings its own); they run on `executor` (default: local workers, one
-    per core)."""
+    per core). The compile cache (`options.compile_cache`) serves the default compile job
+    only: an injected one builds every candidate itself."""
     jobs = (compile_job, benchmark_job)
     if progress is None and not quiet and watched():
         with TerminalProgress() as shown:
@@ -242,6 +245,15 @@ def _tune(
     policy = Policy.STATIC if options.freeze else options.policy
     report = TuneReport(filename, options.target, options.arch, policy, executor.name)
     report.seconds = seconds
+    builds = CandidateBuilds(
+        compile_job,
+        executor,
+        progress,
+        report.jobs,
+        CompileCache(options.compile_cache_folder)
+        if options.compile_cache and compile_job is compile_candidate
+        else None,
+    )
     # Read first: a missing or unreadable cache fails before any work.
     cache = options.cache if options.freeze else None
     decisions = load_decisions(cache)
@@ -303,7 +315,7 @@ def _tune(
     lap("analyse")
 
     flags = (*target_flags(options.target, options.arch), *base_flags, *FROM_FLOW)
-    search = Search(flags, device, options, executor, compile_job, benchmark_job, progress)
+    search = Search(flags, device, options, builds, benchmark_job)
     searching = time.perf_counter()
     search.build([(t, c) for t in tuned for c in t.candidates])
     lap("compile")

@@ -122,6 +122,20 @@ class BaseBuild:
 
 
 @dataclass
+class JobTimes:
+    """The candidates' jobs, every round: how many candidates were compiled and how many of
+    them the compile cache held (`cached`), the wall seconds of compiling them (the cache's
+    look-ups included) and of benchmarking them, and the compile cache's folder (None:
+    none was used)."""
+
+    compiled: int = 0
+    cached: int = 0
+    compile_s: float = 0.0
+    benchmark_s: float = 0.0
+    compile_cache: str | None = None
+
+
+@dataclass
 class TuneReport:
     """Everything `tune_model` measured and decided."""
 
@@ -140,6 +154,7 @@ class TuneReport:
     peak_rss_mb: dict[str, int] | None = None
     cache: str | None = None  # the tuning cache whose decisions were frozen
     base: BaseBuild = field(default_factory=BaseBuild)
+    jobs: JobTimes = field(default_factory=JobTimes)
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -182,6 +197,7 @@ class TuneReport:
                 data.get("peak_rss_mb"),
                 data.get("cache"),
                 BaseBuild(**data["base"]) if data.get("base") else BaseBuild(),
+                JobTimes(**data["jobs"]) if data.get("jobs") else JobTimes(),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"a tune-model report with a missing or bad field ({err})") from None
@@ -311,12 +327,30 @@ def _frozen(report: TuneReport) -> list[str]:
     ]
 
 
+def _jobs(report: TuneReport) -> list[str]:
+    """Compiling against benchmarking, and how many builds the compile cache gave."""
+    jobs = report.jobs
+    if not jobs.compiled:
+        return []
+    where = (
+        f"{jobs.cached} from the compile cache {jobs.compile_cache}"
+        if jobs.compile_cache
+        else "no compile cache"
+    )
+    timed = f", benchmarked in {jobs.benchmark_s:.1f} s" if jobs.benchmark_s else ""
+    return [
+        f"compiled {jobs.compiled} candidate{'' if jobs.compiled == 1 else 's'} in "
+        f"{jobs.compile_s:.1f} s ({where}){timed}"
+    ]
+
+
 def summary_lines(report: TuneReport) -> list[str]:
     """The model's end-to-end result, what was frozen, the time spent, and what was
     dropped or skipped."""
     lines = _base(report) + _end_to_end(report) + _frozen(report)
     spent = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
     lines.append(f"tuning time: {spent}")
+    lines += _jobs(report)
     if report.peak_rss_mb:
         memory = report.peak_rss_mb
         lines.append(

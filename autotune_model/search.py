@@ -1,4 +1,5 @@
-"""The search over each dispatch's candidates: rounds of building and timing side by side.
+"""The search over each dispatch's candidates: rounds of building (or taking from the
+compile cache) and timing side by side.
 
 Round one builds and times the candidates around IREE's configuration (`candidates`).
 Round two joins the best two changes to different tile lists (`combined`). Later rounds,
@@ -14,14 +15,89 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from autotune_model.bench import BenchmarkJob, Compiled, CompileJob, Measured
+from autotune_model.bench import BenchmarkJob, Compiled, CompileJob, Measured, candidate_text
 from autotune_model.candidates import Candidate, around, combined
+from autotune_model.compile_cache import CompileCache, cache_key
 from autotune_model.executors import Executor
 from autotune_model.progress import Progress
-from autotune_model.report import KEPT, NOISE, SLOWER
+from autotune_model.report import KEPT, NOISE, SLOWER, JobTimes
 from autotune_model.tunable import Tunable, TuneOptions, judge
+
+
+class CandidateBuilds:
+    """Builds candidates with the compile job on the executor, taking those the compile
+    cache holds from it (looked up here, before any job is sent: the jobs stay plain data,
+    wherever they run) and keeping each new build there as it comes; counts and times
+    every round in `times`."""
+
+    def __init__(
+        self,
+        compile_job: Callable[[CompileJob], Compiled],
+        executor: Executor,
+        progress: Progress,
+        times: JobTimes,
+        cache: CompileCache | None,
+    ):
+        self.job, self.executor, self.progress, self.times = compile_job, executor, progress, times
+        self.cache = cache
+        times.compile_cache = None if cache is None else str(cache.folder)
+
+    def compile(
+        self, pairs: Sequence[tuple[Tunable, Candidate]], flags: tuple[str, ...]
+    ) -> dict[tuple[str, str], Compiled]:
+        """Every (dispatch, candidate) built alone: (export, candidate name) -> the outcome."""
+        jobs = [CompileJob(t.export, c, t.bench, flags) for t, c in pairs]
+        if not jobs:
+            return {}
+        started = time.perf_counter()
+        self.progress.phase("compile candidates", len(jobs))
+        done: dict[tuple[str, str], Compiled] = {}
+        keys: dict[tuple[str, str], str] = {}
+        todo: list[CompileJob] = []
+        for job in jobs:
+            name = (job.dispatch, job.candidate.name)
+            job, key, found = self._look_up(job)
+            if key is not None:
+                keys[name] = key
+            if found is not None:
+                done[name] = found
+                self.progress.advance(f"{job.dispatch} {job.candidate.name} (cached)")
+            else:
+                todo.append(job)
+
+        def finished(result: Compiled) -> None:
+            key = keys.get((result.dispatch, result.candidate.name))
+            if self.cache is not None and key is not None:
+                self.cache.put(key, result.vmfb, result.error)
+            self.progress.advance(f"{result.dispatch} {result.candidate.name}")
+
+        for result in self.executor.run(self.job, todo, finished) if todo else []:
+            done[(result.dispatch, result.candidate.name)] = result
+        self.times.compiled += len(jobs)
+        self.times.cached += len(jobs) - len(todo)
+        self.times.compile_s += time.perf_counter() - started
+        return {(j.dispatch, j.candidate.name): done[(j.dispatch, j.candidate.name)] for j in jobs}
+
+    def _look_up(self, job: CompileJob) -> tuple[CompileJob, str | None, Compiled | None]:
+        """The job with its candidate's text made, the text's key, and the cache's build of
+        it (None: not there). A candidate whose text cannot be made goes to its job as it
+        is, which says why."""
+        if self.cache is None:
+            return job, None, None
+        start = time.perf_counter()
+        try:
+            job = replace(job, text=candidate_text(job.bench, job.candidate))
+        except ValueError:
+            return job, None, None
+        key = cache_key(job.text or "", job.flags)
+        entry = self.cache.get(key)
+        if entry is None:
+            return job, key, None
+        vmfb, error = entry
+        seconds = time.perf_counter() - start
+        return job, key, Compiled(job.dispatch, job.candidate, vmfb, error, seconds, cached=True)
 
 
 @dataclass
@@ -32,28 +108,19 @@ class Search:
     flags: tuple[str, ...]
     device: str
     options: TuneOptions
-    executor: Executor
-    compile_job: Callable[[CompileJob], Compiled]
+    builds: CandidateBuilds
     benchmark_job: Callable[[BenchmarkJob], list[Measured]]
-    progress: Progress
     compiled: dict[tuple[str, str], Compiled] = field(default_factory=dict)
     measured: dict[tuple[str, str], Measured] = field(default_factory=dict)
 
     def build(self, pairs: Sequence[tuple[Tunable, Candidate]]) -> None:
-        """Every (dispatch, candidate) built alone."""
-        jobs = [CompileJob(t.export, c, t.bench, self.flags) for t, c in pairs]
-        if not jobs:
-            return
-        self.progress.phase("compile candidates", len(jobs))
-        done = self.executor.run(
-            self.compile_job,
-            jobs,
-            lambda r: self.progress.advance(f"{r.dispatch} {r.candidate.name}"),
-        )
-        self.compiled.update({(r.dispatch, r.candidate.name): r for r in done})
+        """Every (dispatch, candidate) built alone (or taken from the compile cache)."""
+        self.compiled.update(self.builds.compile(pairs, self.flags))
 
     def time(self, tunables: Sequence[Tunable]) -> None:
-        """Each dispatch's built finalists timed side by side, one job per dispatch."""
+        """Each dispatch's built finalists timed side by side, one job per dispatch (their
+        wall time counted in the builds' `times`)."""
+        started = time.perf_counter()
         jobs = []
         for tunable in tunables:
             built = tuple(
@@ -74,15 +141,17 @@ class Search:
                 )
         if not jobs:
             return
-        self.progress.phase("benchmark dispatches", len(jobs))
-        done = self.executor.run(
+        progress = self.builds.progress
+        progress.phase("benchmark dispatches", len(jobs))
+        done = self.builds.executor.run(
             self.benchmark_job,
             jobs,
-            lambda r: self.progress.advance(r[0].dispatch if r else ""),
+            lambda r: progress.advance(r[0].dispatch if r else ""),
             alone=True,
             gpu=self.options.target == "cuda",
         )
         self.measured.update({(m.dispatch, m.candidate.name): m for r in done for m in r})
+        self.builds.times.benchmark_s += time.perf_counter() - started
 
     def judge_all(self, tunables: Sequence[Tunable], benchmarked: bool) -> None:
         """Round one's verdicts."""

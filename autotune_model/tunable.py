@@ -30,7 +30,8 @@ from lowering.dispatch_configs import DispatchConfig
 class TuneOptions:
     """How to tune: the target, the model function and its example input shapes (needed
     when it takes dynamic sizes), the policy of the groups, how many candidates to try and
-    keep, and the numerical tolerance against IREE's own configuration."""
+    keep, the numerical tolerance against IREE's own configuration, and where built
+    candidates are kept for the next run (`compile_cache`)."""
 
     target: str = "llvm-cpu"
     arch: str | None = None
@@ -50,6 +51,8 @@ class TuneOptions:
     budget: float = 0.0  # seconds of search (build + time candidates); rounds climb while left
     slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
     base: str = AUTO  # IREE's whole-compilation options to start from (`base_builds`)
+    compile_cache: bool = True  # built candidates kept by content (`compile_cache`)
+    compile_cache_folder: str | None = None  # None: `compile_cache.default_folder()`
 
 
 @dataclass

@@ -107,7 +107,10 @@ def run(settings: Settings) -> CaseResult:
     loads, budget = (2, 1.0) if settings.quick else (5, 6.0)
     model = real_model(MODEL)
     options = TuneOptions(
-        candidates=3 if settings.quick else 8, faster_by=FASTER_BY, time_model=False
+        candidates=3 if settings.quick else 8,
+        faster_by=FASTER_BY,
+        time_model=False,
+        compile_cache=False,  # from scratch every run (B12 measures what a cache saves)
     )
     executor = Replay(LocalExecutor())
     started = time.perf_counter()

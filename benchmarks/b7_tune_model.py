@@ -67,7 +67,8 @@ def _dispatch_rows(report) -> list[dict]:
 
 
 def run(settings: Settings) -> CaseResult:
-    options = TuneOptions(candidates=3 if settings.quick else 8)
+    # From scratch every run: no compile cache (B12 measures what one saves).
+    options = TuneOptions(candidates=3 if settings.quick else 8, compile_cache=False)
     budget = 2.0 if settings.quick else 8.0
     rows = []
     models = [make(quick=settings.quick) for make in MODELS]

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks import b3_protocol, b10_model_online
+from benchmarks import b3_protocol, b10_model_online, b12_compile_cache
 from benchmarks.common import DOCS, PLOTS, RESULTS
 
 TITLES = {
@@ -24,6 +24,7 @@ TITLES = {
     "B8": "warm start over sizes",
     "B9": "lowering throughput",
     "B10": "a whole model online",
+    "B12": b12_compile_cache.TITLE,
 }
 
 MEANINGS = {
@@ -39,6 +40,7 @@ MEANINGS = {
     "B9": "`iree-autotune lower` / `iree-opt` wall time on the same 5 MB file",
     "B10": "time per call of a real model's online module once every group has decided / "
     "its frozen build",
+    "B12": b12_compile_cache.MEANING,
 }
 
 
@@ -192,6 +194,8 @@ def reading(case: dict) -> str:
         )
     if cid == "B10":
         return b10_model_online.reading(d, r)
+    if cid == "B12":
+        return b12_compile_cache.reading(d, r)
     return ""
 
 
@@ -433,6 +437,7 @@ PLOTTERS = {
     "B8": plot_b8,
     "B9": plot_b9,
     "B10": b10_model_online.plot,
+    "B12": b12_compile_cache.plot,
 }
 
 
@@ -652,6 +657,8 @@ def _case_table(case: dict) -> list[str]:
         return lines
     if cid == "B10":
         return b10_model_online.table(d)
+    if cid == "B12":
+        return b12_compile_cache.table(d)
     return []
 
 
