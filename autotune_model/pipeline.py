@@ -29,7 +29,14 @@ from autotune_dialect.flow import DispatchOp
 from autotune_dialect.iree_configs import ROOT_OP_WORDS, loop_count, tile_lists
 from autotune_dialect.iree_ir import renamed_locations
 from autotune_dialect.variants import tile_variants
-from autotune_model.base_builds import AUTO, BASES, STOCK, choose_base, timed_ratio
+from autotune_model.base_builds import (
+    AUTO,
+    BASES,
+    STOCK,
+    bases_of_decisions,
+    choose_base,
+    timed_ratio,
+)
 from autotune_model.bench import (
     BenchmarkJob,
     Compiled,
@@ -268,19 +275,30 @@ def _tune(
     check_generated_code(options.target, options.arch)
     device = DEVICES[options.target]
     benchmarked = device_available(device)
-    flow = flow_phase(model, options.target, options.arch, filename)
+    flows = {(): flow_phase(model, options.target, options.arch, filename)}
+
+    def flow_of(flags) -> str:
+        if tuple(flags) not in flows:
+            flows[tuple(flags)] = flow_phase(model, options.target, options.arch, filename, flags)
+        return flows[tuple(flags)]
+
     base_vmfb = None
     # (A model with dynamic sizes, which needs example shapes, keeps IREE's defaults: its
     # lowered host code is built from the start, which a data-tiled flow phase refuses.)
     static_sizes = options.input_shapes is None
-    if (
-        options.base == AUTO
-        and benchmarked
-        and options.time_model
-        and static_sizes
-        and (options.target == "llvm-cpu")
-    ):
-        probed = parse_module(flow, f"{filename} (flow phase)")
+    auto = options.base == AUTO and static_sizes and options.target == "llvm-cpu"
+    # Freezing a cache: the option sets whose dispatches its decisions name (those it was
+    # tuned with), whatever a new timing would say.
+    among = tuple(bases_of_decisions(flow_of, decisions)) if auto and decisions else ()
+    if len(among) == 1 or (among and STOCK not in among and not options.time_model):
+        report.base = BaseBuild(among[0], list(BASES[among[0]]), {})
+        if among[0] != STOCK:
+            report.notes.append(
+                f"build options {among[0]}: the tuning cache's decisions name that build's "
+                "dispatches"
+            )
+    elif auto and benchmarked and options.time_model:
+        probed = parse_module(flows[()], f"{filename} (flow phase)")
         probe = model_function(probed, options.function, model, filename)
         inputs = function_inputs(probe, options.input_shapes, model)
         report.base, base_vmfb = choose_base(
@@ -290,13 +308,13 @@ def _tune(
             input_type_flags(model),
             options.faster_by,
             timed_ratio(probe.name, inputs, device),
+            among=among or tuple(BASES),
         )
         lap("choose build options")
     elif options.base not in (AUTO, STOCK):
         report.base = BaseBuild(options.base, list(BASES[options.base]), {})
     base_flags = report.base.flags
-    if base_flags:
-        flow = flow_phase(model, options.target, options.arch, filename, base_flags)
+    flow = flow_of(base_flags)
     configs = default_configs(flow, options.target, options.arch, base_flags)
     flow, unformed = configured_forms(
         flow, configs, [e for e, config in configs.items() if worth_tuning(config)]
