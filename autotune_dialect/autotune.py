@@ -49,6 +49,7 @@ from autotune_contracts.policy import Policy
 from autotune_dialect.group_parameters import (
     PARAMETERS,
     GroupAttributeError,
+    PolicyName,
     read_parameters,
     verify_parameters,
 )
@@ -90,7 +91,7 @@ class GroupOp(IRDLOperation):
 
     sym_name = prop_def(SymbolNameConstraint())
     variants = prop_def(ArrayAttr[SymbolRefAttr])
-    policy = opt_prop_def(StringAttr)
+    policy = opt_prop_def(PolicyName())
     choice = opt_prop_def(SymbolRefAttr)
     reference = opt_prop_def(SymbolRefAttr)
     warmup = opt_prop_def(IntegerAttr)

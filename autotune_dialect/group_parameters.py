@@ -6,17 +6,22 @@ workloads, `warm_start`). They are checked twice. Reading a group from its attri
 (`read_parameters`) refuses an unknown name or a value of the wrong kind with a
 `GroupAttributeError` that names the key, which the syntax reports at that key. Verifying a
 group (`verify_parameters`) refuses values out of range, a `choice` or `reference` that is not
-a variant, an unknown policy, and sample counts the runtime's stop rule would refuse.
+a variant, and sample counts the runtime's stop rule would refuse. Which names are policies is
+the `policy` property's constraint (`PolicyName`), which xDSL checks with the group's other
+properties.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, TypeVar
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, f64, i64
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import Attribute
-from xdsl.irdl import PropertyDef
+from xdsl.irdl import AttrConstraint, BaseAttr, PropertyDef, VerificationContext
+from xdsl.irdl.constraints import IntConstraint
 from xdsl.utils.exceptions import VerifyException
 
 from autotune_contracts.policy import POLICIES, Policy
@@ -35,6 +40,35 @@ class GroupAttributeError(ValueError):
     def __init__(self, message: str, key: str):
         super().__init__(message)
         self.key = key
+
+
+@dataclass(frozen=True)
+class PolicyName(AttrConstraint[StringAttr]):
+    """A string naming a member of `Policy`: what a group's `policy` holds. xDSL checks it
+    with the group's other properties, before the group's own verifier runs (`verify_`), so
+    an unknown policy is reported before a fault of the variant list."""
+
+    KIND: ClassVar[BaseAttr[StringAttr]] = BaseAttr(StringAttr)
+    """What the value must be before its name is read: a string. Reading a group checks
+    this much (`read_parameters`); an unknown name is the verifier's to report, at the
+    group."""
+
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
+        self.KIND.verify(attr, constraint_context)
+        assert isinstance(attr, StringAttr)
+        if attr.data not in POLICIES:
+            raise VerifyException(
+                f'unknown policy "{attr.data}"; expected one of '
+                + ", ".join(f'"{p}"' for p in POLICIES)
+            )
+
+    def get_bases(self) -> set[type[Attribute]]:
+        return {StringAttr}
+
+    def mapping_type_vars(
+        self, type_var_mapping: Mapping[TypeVar, AttrConstraint | IntConstraint]
+    ) -> PolicyName:
+        return self
 
 
 def unknown_attribute(key: str) -> str:
@@ -71,7 +105,10 @@ def read_parameters(
                 )
             params[key] = FloatAttr(float(value.value.data), f64)  # `10`: the number
             continue
-        if not definitions[key].constr.verifies(value):
+        constraint = definitions[key].constr
+        if isinstance(constraint, PolicyName):
+            constraint = PolicyName.KIND
+        if not constraint.verifies(value):
             raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[key]}", key)
     return params
 
@@ -85,16 +122,11 @@ def verify_parameters(
     attributes, which must be none; `variants`: its variants' names)."""
     if attributes:
         raise VerifyException(unknown_attribute(next(iter(attributes))))
-    policy = properties.get("policy")
-    if policy is not None and policy.data not in POLICIES:  # type: ignore[attr-defined]
-        raise VerifyException(
-            f'unknown policy "{policy.data}"; expected one of '  # type: ignore[attr-defined]
-            + ", ".join(f'"{p}"' for p in POLICIES)
-        )
     for key in _SYMBOL_PARAMS:
         ref = properties.get(key)
         if ref is not None and ref.root_reference.data not in variants:  # type: ignore
             raise VerifyException(f"{key} {ref} is not one of the group's variants")
+    policy = properties.get("policy")
     choice = properties.get("choice")
     if choice is not None and policy is not None and policy.data != Policy.STATIC:  # type: ignore[attr-defined]
         raise VerifyException('choice is only meaningful with policy "static"')
