@@ -7,7 +7,8 @@ context that reads the project's xDSL text.
 """
 
 from autotune_contracts.errors import DiagnosticError, SourceLocation
-from autotune_dialect.autotune import POLICIES, GroupOp
+from autotune_contracts.policy import POLICIES
+from autotune_dialect.autotune import GroupOp
 from autotune_dialect.ir import make_context, parse_module, print_module, verify_module, xdsl_text
 from autotune_dialect.notebook import register_if_interactive
 

@@ -13,7 +13,6 @@ function (`util.call @matmul(...)`). docs/dialect.md describes every attribute.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +33,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.irdl import (
-    ConstraintContext,
     IRDLOperation,
     irdl_op_definition,
     opt_prop_def,
@@ -47,22 +45,15 @@ from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 import autotune_dialect.interop as interop
-from autotune_contracts.policy import POLICIES, Policy
+from autotune_contracts.policy import Policy
+from autotune_dialect.group_parameters import (
+    PARAMETERS,
+    GroupAttributeError,
+    PolicyName,
+    read_parameters,
+    verify_parameters,
+)
 from autotune_dialect.interop import op_name, symbol_name
-
-_INT_PARAMS = ("warmup", "min_samples", "max_samples")
-_FLOAT_PARAMS = ("confidence", "tolerance", "tie_band")
-_SYMBOL_PARAMS = ("choice", "reference")
-PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workloads", "warm_start")
-"""Every attribute a group accepts besides its name and variants."""
-
-
-class GroupAttributeError(ValueError):
-    """A group attribute that is missing, unknown or of the wrong kind."""
-
-    def __init__(self, message: str, key: str):
-        super().__init__(message)
-        self.key = key
 
 
 @dataclass(frozen=True)
@@ -100,7 +91,7 @@ class GroupOp(IRDLOperation):
 
     sym_name = prop_def(SymbolNameConstraint())
     variants = prop_def(ArrayAttr[SymbolRefAttr])
-    policy = opt_prop_def(StringAttr)
+    policy = opt_prop_def(PolicyName())
     choice = opt_prop_def(SymbolRefAttr)
     reference = opt_prop_def(SymbolRefAttr)
     warmup = opt_prop_def(IntegerAttr)
@@ -222,7 +213,7 @@ class GroupOp(IRDLOperation):
             if name in seen:
                 raise VerifyException(f"variant @{name} is listed more than once")
             seen.add(name)
-        self._verify_parameters()
+        verify_parameters(self.properties, self.attributes, names)
         parent = self.parent_op()
         kind = _variant_kind(parent)
         if kind is None:
@@ -254,53 +245,6 @@ class GroupOp(IRDLOperation):
                 )
             variants.append(op)
         self._verify_variants_agree(variants)
-
-    def _verify_parameters(self) -> None:
-        if self.attributes:
-            key = next(iter(self.attributes))
-            raise VerifyException(
-                f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}"
-            )
-        if self.policy is not None and self.policy.data not in POLICIES:
-            raise VerifyException(
-                f'unknown policy "{self.policy.data}"; expected one of '
-                + ", ".join(f'"{p}"' for p in POLICIES)
-            )
-        for key in _SYMBOL_PARAMS:
-            ref = self.properties.get(key)
-            if ref is not None and ref.root_reference.data not in self.variant_names:  # type: ignore
-                raise VerifyException(f"{key} {ref} is not one of the group's variants")
-        if self.choice is not None and self.policy_or(Policy.ONLINE) != Policy.STATIC:
-            raise VerifyException('choice is only meaningful with policy "static"')
-        values = {key: self.int_param(key) for key in _INT_PARAMS}
-        if values["warmup"] is not None and values["warmup"] < 0:
-            raise VerifyException("warmup must be >= 0")
-        for key in ("min_samples", "max_samples"):
-            if values[key] is not None and values[key] < 1:
-                raise VerifyException(f"{key} must be >= 1")
-        lo, hi = values["min_samples"], values["max_samples"]
-        if lo is not None and hi is not None and lo > hi:
-            raise VerifyException(f"min_samples ({lo}) must not exceed max_samples ({hi})")
-        confidence = self.float_param("confidence")
-        if confidence is not None and not 0.0 < confidence < 1.0:
-            raise VerifyException("confidence must be between 0 and 1 (exclusive)")
-        _verify_stop_rule({k: v for k, v in values.items() if v is not None})
-        tolerance = self.float_param("tolerance")
-        if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0.0):
-            raise VerifyException("tolerance must be a finite number >= 0")
-        band = self.float_param("tie_band")
-        if band is not None and not 0.0 <= band < 1.0:
-            raise VerifyException("tie_band must be >= 0 and below 1")
-        if self.workloads is not None:
-            sizes = set()
-            for sample in self.workloads.data:
-                if not isinstance(sample, ArrayAttr) or not all(
-                    isinstance(w, IntegerAttr) and w.value.data > 0 for w in sample.data
-                ):
-                    raise VerifyException("workloads must be a list of lists of positive integers")
-                sizes.add(len(sample.data))
-            if len(sizes) > 1:
-                raise VerifyException("every sample workload must have the same length")
 
     def _verify_variants_agree(self, variants: list[Operation]) -> None:
         first = variants[0]
@@ -506,25 +450,9 @@ class GroupOp(IRDLOperation):
                 "expected a list of variant symbols: [@a, @b, ...]", "variants"
             )
         params = {k: v for k, v in attributes.items() if k not in ("sym_name", "variants")}
-        for key, value in params.items():
-            if key not in PARAMETERS:
-                raise GroupAttributeError(
-                    f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}",
-                    key,
-                )
-            if key in _FLOAT_PARAMS and isinstance(value, IntegerAttr):
-                if value.type != i64:  # typed, so meant as an integer (`1 : i32`)
-                    raise GroupAttributeError(
-                        f"group attribute '{key}' expects a float (e.g. 0.95), but "
-                        f"{value.value.data} : {value.type} is an integer",
-                        key,
-                    )
-                params[key] = FloatAttr(float(value.value.data), f64)  # `10`: the number
-            elif not _fits(key, value):
-                raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[key]}", key)
         op = cls(name.data, [])
         op.properties["variants"] = variants
-        op.properties.update(params)
+        op.properties.update(read_parameters(params, cls.get_irdl_definition().properties))
         return op
 
     @classmethod
@@ -560,49 +488,4 @@ class GroupOp(IRDLOperation):
         return f"```mlir\n{str(self).rstrip()}\n```"
 
 
-_DESCRIBE: dict[str, str] = {
-    "policy": 'a string (e.g. "online")',
-    **{k: "a variant symbol (e.g. @v1)" for k in _SYMBOL_PARAMS},
-    "workloads": "a list of lists of integers (e.g. [[128, 128]])",
-    "warm_start": "true or false",
-    **{k: "an integer" for k in _INT_PARAMS},
-    **{k: "a number" for k in _FLOAT_PARAMS},
-}
-"""What each group parameter expects, as messages say it."""
-
-
-def _fits(key: str, value: Attribute) -> bool:
-    """Whether `value` meets the definition of the group's property `key`."""
-    try:
-        GroupOp.get_irdl_definition().properties[key].constr.verify(value, ConstraintContext())
-    except VerifyException:
-        return False
-    return True
-
-
 Autotune = Dialect("autotune", [GroupOp], [])
-
-
-def _verify_stop_rule(given: dict[str, int]) -> None:
-    """The group's sample counts with the runtime's defaults for those it leaves out
-    (`StopRule`): the rule the runtime will build must be valid, or tuning fails at run
-    time (min_samples = 50 alone is above the default max_samples of 30)."""
-    from autotune_contracts.stop_rule import StopRule
-
-    try:
-        rule = StopRule().with_overrides(given)
-    except ValueError:
-        rule = None
-    if rule is not None:
-        return
-    defaults = StopRule()
-    lo = given.get("min_samples", defaults.min_samples)
-    hi = given.get("max_samples", defaults.max_samples)
-    said = {
-        key: f"{value}" if key in given else f"{value}, the runtime's default"
-        for key, value in (("min_samples", lo), ("max_samples", hi))
-    }
-    raise VerifyException(
-        f"min_samples ({said['min_samples']}) must not exceed max_samples "
-        f"({said['max_samples']}); give max_samples >= {lo}"
-    )

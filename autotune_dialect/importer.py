@@ -42,7 +42,8 @@ from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 
 from autotune_contracts.errors import DiagnosticError, SourceLocation
-from autotune_dialect.autotune import GroupAttributeError, GroupOp
+from autotune_dialect.autotune import GroupOp
+from autotune_dialect.group_parameters import GroupAttributeError
 from autotune_dialect.group_syntax import CALL_OF_GROUP
 from autotune_dialect.import_forms import (
     MODELLED,

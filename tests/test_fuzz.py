@@ -34,7 +34,7 @@ from iree.compiler import ir as iree_ir
 from modules import faulty_function_group, function_group_module, tagged_module
 
 from autotune_dialect import POLICIES, DiagnosticError
-from autotune_dialect.autotune import PARAMETERS
+from autotune_dialect.group_parameters import PARAMETERS
 from lowering.autotune_to_iree import lower_to_iree
 
 CI_EXAMPLES = 2400

@@ -21,8 +21,9 @@ from triton_data import (
     bundle,
 )
 
-from lowering import ptx_abi
-from lowering.ptx_abi import PtxError, ScratchMemoryError, adapt_kernel, parse_module
+from lowering.ptx_abi import ScratchMemoryError, adapt_kernel
+from lowering.ptx_module import PtxError, parse_module
+from lowering.ptx_pointers import PointerAccess, pointer_accesses
 from lowering.triton import (
     ImportedKernel,
 )
@@ -117,8 +118,8 @@ def test_adapter_maps_the_written_pointer_after_the_read_one_in_softmax():
     v = k.variants[0]
     adapted = k.adapted()[0]
     assert adapted.accesses == {
-        "output_ptr": ptx_abi.PointerAccess(read=False, written=True),
-        "input_ptr": ptx_abi.PointerAccess(read=True, written=False),
+        "output_ptr": PointerAccess(read=False, written=True),
+        "input_ptr": PointerAccess(read=True, written=False),
     }
     raw_param = {p: i for i, p in enumerate(TRITON_ORDER["softmax"])}
     # The register Triton loaded from param 0 (output) is now loaded from binding 1.
@@ -205,11 +206,11 @@ def test_cvta_chains_and_atomics_mark_pointers():
 \tatom.global.add.u32 %r3, [%rd9], %r2;
 \tret;"""
     entry = parse_module(_kernel(["p", "p", "p"], body)).entries[0]
-    acc = ptx_abi.pointer_accesses(entry)
+    acc = pointer_accesses(entry)
     assert acc == {
-        "k_param_0": ptx_abi.PointerAccess(read=True, written=False),
-        "k_param_1": ptx_abi.PointerAccess(read=False, written=True),
-        "k_param_2": ptx_abi.PointerAccess(read=True, written=True),
+        "k_param_0": PointerAccess(read=True, written=False),
+        "k_param_1": PointerAccess(read=False, written=True),
+        "k_param_2": PointerAccess(read=True, written=True),
     }
 
 
@@ -228,9 +229,9 @@ def test_loaded_data_does_not_carry_its_address():
 \t@%p1 st.global.u32 [ %rd4 + 0 ], %r2;
 \tret;"""
     entry = parse_module(_kernel(["p", "p"], body)).entries[0]
-    acc = ptx_abi.pointer_accesses(entry)
-    assert acc["k_param_0"] == ptx_abi.PointerAccess(read=True, written=False)
-    assert acc["k_param_1"] == ptx_abi.PointerAccess(read=False, written=True)
+    acc = pointer_accesses(entry)
+    assert acc["k_param_0"] == PointerAccess(read=True, written=False)
+    assert acc["k_param_1"] == PointerAccess(read=False, written=True)
 
 
 def test_output_first_kernel_is_reordered_by_its_stores():

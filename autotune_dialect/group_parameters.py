@@ -1,0 +1,190 @@
+"""The parameters of an `autotune.group`: their names, what each takes, and their checks.
+
+A group's attributes besides its name and variants are its parameters (`PARAMETERS`: the
+policy, `choice` and `reference`, the stop rule's sample counts and thresholds, sample
+workloads, `warm_start`). They are checked twice. Reading a group from its attributes
+(`read_parameters`) refuses an unknown name or a value of the wrong kind with a
+`GroupAttributeError` that names the key, which the syntax reports at that key. Verifying a
+group (`verify_parameters`) refuses values out of range, a `choice` or `reference` that is not
+a variant, and sample counts the runtime's stop rule would refuse. Which names are policies is
+the `policy` property's constraint (`PolicyName`), which xDSL checks with the group's other
+properties.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, TypeVar
+
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
+from xdsl.ir import Attribute
+from xdsl.irdl import AttrConstraint, BaseAttr, PropertyDef, VerificationContext
+from xdsl.irdl.constraints import IntConstraint
+from xdsl.utils.exceptions import VerifyException
+
+from autotune_contracts.policy import POLICIES, Policy
+from autotune_contracts.stop_rule import StopRule
+
+_INT_PARAMS = ("warmup", "min_samples", "max_samples")
+_FLOAT_PARAMS = ("confidence", "tolerance", "tie_band")
+_SYMBOL_PARAMS = ("choice", "reference")
+PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workloads", "warm_start")
+"""Every attribute a group accepts besides its name and variants."""
+
+
+class GroupAttributeError(ValueError):
+    """A group attribute that is missing, unknown or of the wrong kind."""
+
+    def __init__(self, message: str, key: str):
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class PolicyName(AttrConstraint[StringAttr]):
+    """A string naming a member of `Policy`: what a group's `policy` holds. xDSL checks it
+    with the group's other properties, before the group's own verifier runs (`verify_`), so
+    an unknown policy is reported before a fault of the variant list."""
+
+    KIND: ClassVar[BaseAttr[StringAttr]] = BaseAttr(StringAttr)
+    """What the value must be before its name is read: a string. Reading a group checks
+    this much (`read_parameters`); an unknown name is the verifier's to report, at the
+    group."""
+
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
+        self.KIND.verify(attr, constraint_context)
+        assert isinstance(attr, StringAttr)
+        if attr.data not in POLICIES:
+            raise VerifyException(
+                f'unknown policy "{attr.data}"; expected one of '
+                + ", ".join(f'"{p}"' for p in POLICIES)
+            )
+
+    def get_bases(self) -> set[type[Attribute]]:
+        return {StringAttr}
+
+    def mapping_type_vars(
+        self, type_var_mapping: Mapping[TypeVar, AttrConstraint | IntConstraint]
+    ) -> PolicyName:
+        return self
+
+
+def unknown_attribute(key: str) -> str:
+    return f"unknown group attribute '{key}'; expected one of {', '.join(PARAMETERS)}"
+
+
+_DESCRIBE: dict[str, str] = {
+    "policy": 'a string (e.g. "online")',
+    **{k: "a variant symbol (e.g. @v1)" for k in _SYMBOL_PARAMS},
+    "workloads": "a list of lists of integers (e.g. [[128, 128]])",
+    "warm_start": "true or false",
+    **{k: "an integer" for k in _INT_PARAMS},
+    **{k: "a number" for k in _FLOAT_PARAMS},
+}
+"""What each group parameter expects, as messages say it."""
+
+
+def read_parameters(
+    given: Mapping[str, Attribute], definitions: Mapping[str, PropertyDef]
+) -> dict[str, Attribute]:
+    """A group's parameters as its properties hold them, from its attributes as MLIR's
+    generic form holds them (`definitions`: the group's property definitions). A float
+    parameter written as an untyped integer (`10`) is that number."""
+    params = dict(given)
+    for key, value in given.items():
+        if key not in PARAMETERS:
+            raise GroupAttributeError(unknown_attribute(key), key)
+        if key in _FLOAT_PARAMS and isinstance(value, IntegerAttr):
+            if value.type != i64:  # typed, so meant as an integer (`1 : i32`)
+                raise GroupAttributeError(
+                    f"group attribute '{key}' expects a float (e.g. 0.95), but "
+                    f"{value.value.data} : {value.type} is an integer",
+                    key,
+                )
+            params[key] = FloatAttr(float(value.value.data), f64)  # `10`: the number
+            continue
+        constraint = definitions[key].constr
+        if isinstance(constraint, PolicyName):
+            constraint = PolicyName.KIND
+        if not constraint.verifies(value):
+            raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[key]}", key)
+    return params
+
+
+def verify_parameters(
+    properties: Mapping[str, Attribute],
+    attributes: Mapping[str, Attribute],
+    variants: Sequence[str],
+) -> None:
+    """Check a group's parameter values (`properties`; `attributes`: its discardable
+    attributes, which must be none; `variants`: its variants' names)."""
+    if attributes:
+        raise VerifyException(unknown_attribute(next(iter(attributes))))
+    for key in _SYMBOL_PARAMS:
+        ref = properties.get(key)
+        if ref is not None and ref.root_reference.data not in variants:  # type: ignore
+            raise VerifyException(f"{key} {ref} is not one of the group's variants")
+    policy = properties.get("policy")
+    choice = properties.get("choice")
+    if choice is not None and policy is not None and policy.data != Policy.STATIC:  # type: ignore[attr-defined]
+        raise VerifyException('choice is only meaningful with policy "static"')
+    values = {key: _number(properties, key) for key in _INT_PARAMS}
+    if values["warmup"] is not None and values["warmup"] < 0:
+        raise VerifyException("warmup must be >= 0")
+    for key in ("min_samples", "max_samples"):
+        if values[key] is not None and values[key] < 1:
+            raise VerifyException(f"{key} must be >= 1")
+    lo, hi = values["min_samples"], values["max_samples"]
+    if lo is not None and hi is not None and lo > hi:
+        raise VerifyException(f"min_samples ({lo}) must not exceed max_samples ({hi})")
+    confidence = _number(properties, "confidence")
+    if confidence is not None and not 0.0 < confidence < 1.0:
+        raise VerifyException("confidence must be between 0 and 1 (exclusive)")
+    _verify_stop_rule({k: v for k, v in values.items() if v is not None})
+    tolerance = _number(properties, "tolerance")
+    if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0.0):
+        raise VerifyException("tolerance must be a finite number >= 0")
+    band = _number(properties, "tie_band")
+    if band is not None and not 0.0 <= band < 1.0:
+        raise VerifyException("tie_band must be >= 0 and below 1")
+    workloads = properties.get("workloads")
+    if workloads is not None:
+        sizes = set()
+        for sample in workloads.data:  # type: ignore[attr-defined]
+            if not isinstance(sample, ArrayAttr) or not all(
+                isinstance(w, IntegerAttr) and w.value.data > 0 for w in sample.data
+            ):
+                raise VerifyException("workloads must be a list of lists of positive integers")
+            sizes.add(len(sample.data))
+        if len(sizes) > 1:
+            raise VerifyException("every sample workload must have the same length")
+
+
+def _number(properties: Mapping[str, Attribute], key: str) -> int | float | None:
+    attr = properties.get(key)
+    return None if attr is None else attr.value.data  # type: ignore[attr-defined]
+
+
+def _verify_stop_rule(given: dict[str, int]) -> None:
+    """The group's sample counts with the runtime's defaults for those it leaves out
+    (`StopRule`): the rule the runtime will build must be valid, or tuning fails at run
+    time (min_samples = 50 alone is above the default max_samples of 30)."""
+    try:
+        rule = StopRule().with_overrides(given)
+    except ValueError:
+        rule = None
+    if rule is not None:
+        return
+    defaults = StopRule()
+    lo = given.get("min_samples", defaults.min_samples)
+    hi = given.get("max_samples", defaults.max_samples)
+    said = {
+        key: f"{value}" if key in given else f"{value}, the runtime's default"
+        for key, value in (("min_samples", lo), ("max_samples", hi))
+    }
+    raise VerifyException(
+        f"min_samples ({said['min_samples']}) must not exceed max_samples "
+        f"({said['max_samples']}); give max_samples >= {lo}"
+    )
