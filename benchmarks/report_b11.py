@@ -27,17 +27,38 @@ def b11_reading(d: dict, ratio: float) -> str:
         f"On one thread, against a measured FMA peak of {_peak(d)}, tuned f32 matmuls take "
         f"{each} OpenBLAS's time; goal ≤ {d['goal']}: {goal}."
     )
-    if d.get("peak_gflops") is not None and f32:
-        worst = next(r for r in f32 if r["op"] == d["worst"]) if d.get("worst") else f32[0]
-        tuned, blas = worst["builds"]["tuned"], worst["builds"]["numpy"]
-        if tuned.get("percent_of_peak") is not None and blas.get("percent_of_peak") is not None:
-            text += (
-                f" On {worst['op']} the tuned build reaches {tuned['percent_of_peak']:.0f}% of "
-                f"the peak, OpenBLAS {blas['percent_of_peak']:.0f}%"
-            )
-            base = tuned.get("base")
-            text += f" (tune-model built it with the {base} options)." if base else "."
+    if not f32:
+        return text
+    worst = next((r for r in f32 if r["op"] == d.get("worst")), f32[0])
+    tuned, blas = worst["builds"]["tuned"], worst["builds"]["numpy"]
+    if tuned.get("percent_of_peak") is not None and blas.get("percent_of_peak") is not None:
+        text += (
+            f" On {worst['op']} the tuned build reaches {tuned['percent_of_peak']:.0f}% of the "
+            f"peak, OpenBLAS {blas['percent_of_peak']:.0f}%."
+        )
+    if not d["met"] and ratio == ratio:
+        text += _why(worst, d["goal"])
     return text
+
+
+def _why(row: dict, goal: float) -> str:
+    """What the worst f32 matmul's builds say about the miss."""
+    builds, blas = row["builds"], row["builds"]["numpy"]["ms"]
+    tuned = builds["tuned"]
+    kept = ", ".join(tuned.get("tuned", [])) or "no tile sizes of its own"
+    untuned = " (its data-tiled dispatch is not tuned)" if tuned.get("skipped") else ""
+    text = (
+        f" Why: tune-model built it with the {tuned.get('base')} options{untuned} and kept {kept}"
+    )
+    timed = {n: c["ms"] for n, c in builds.items() if n != "numpy" and c.get("ms")}
+    if timed and blas:
+        fastest = min(timed, key=timed.get)
+        over = timed[fastest] / blas
+        text += (
+            f"; the fastest of IREE's builds here, {fastest}, takes {over:.2f}x OpenBLAS's time"
+            + (f": none of them comes within {goal}x of it" if over > goal else "")
+        )
+    return text + "."
 
 
 def _cell(cell: dict) -> str:
