@@ -12,7 +12,7 @@ import math
 import sqlite3
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,31 +142,50 @@ def damaged_row(path: Path, row: tuple, err: Exception) -> str:
     )
 
 
+def open_read_only(
+    path: Path, check: Callable[[sqlite3.Connection], None], timeout_s: float = 5.0
+) -> sqlite3.Connection:
+    """A connection that reads `path` without writing it, once `check(conn)` passed: the
+    file read-only, else (a WAL file in a folder that cannot be written, whose readers
+    cannot make its `-shm`) as immutable. Raises the last `sqlite3.OperationalError`, or
+    what `check` raises otherwise."""
+    error: sqlite3.OperationalError | None = None
+    for mode in ("mode=ro", "immutable=1"):
+        uri = f"{path.resolve().as_uri()}?{mode}"
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout_s, isolation_level=None)
+        try:
+            check(conn)
+            return conn
+        except sqlite3.OperationalError as err:
+            conn.close()
+            error = err
+        except BaseException:
+            conn.close()
+            raise
+    assert error is not None
+    raise error
+
+
 def read_entries(path: Path) -> list[Entry]:
     """The decisions of a cache file, read without changing it (a file in a read-only
     folder too), in export order; a damaged row is skipped with a `CacheWarning`.
     Raises `NotACacheError` for another SQLite file, `NewerSchemaError`, or the
     `sqlite3.Error` that made the file unreadable."""
-    error: sqlite3.Error | None = None
-    for mode in ("mode=ro", "immutable=1"):
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
-        try:
-            rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
-            tables = {r[0] for r in rows}
-            if not tables:
-                return []
-            if "decisions" not in tables:
-                raise not_a_cache(path, tables)
+    tables: set[str] = set()
+
+    def check(conn: sqlite3.Connection) -> None:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+        tables.update(r[0] for r in rows)
+        if tables and "decisions" not in tables:
+            raise not_a_cache(path, tables)
+        if tables:
             check_version(conn)
-            rows = conn.execute(f"SELECT {COLUMNS} FROM decisions").fetchall()
-            break
-        except sqlite3.OperationalError as err:
-            error = err
-        finally:
-            conn.close()
-    else:
-        assert error is not None
-        raise error
+
+    conn = open_read_only(path, check)
+    try:
+        rows = conn.execute(f"SELECT {COLUMNS} FROM decisions").fetchall() if tables else []
+    finally:
+        conn.close()
     entries = []
     for row in rows:
         try:

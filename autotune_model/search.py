@@ -217,7 +217,7 @@ def climb(search: Search, tunables: Sequence[Tunable], spent_s: float) -> list[s
     while climbing and left > 0:
         extra = {t.export: _fresh(t, search.options.candidates) for t in climbing}
         extra = {k: v for k, v in extra.items() if v}
-        allowed = int(left / per_candidate) if per_candidate > 0 else len(extra) * 99
+        allowed = int(left / per_candidate) if per_candidate > 0 else sum(map(len, extra.values()))
         extra = _within(extra, allowed)
         if not extra:
             break

@@ -50,6 +50,7 @@ from autotune_contracts.cache_file import (
     imported_entry,
     is_sqlite_file,
     not_a_cache,
+    open_read_only,
     schema_version,
 )
 
@@ -163,25 +164,13 @@ class TuningCache:
         `immutable`)."""
         self.read_only = True
         self.persistent = False
-        error: sqlite3.Error | None = None
-        for mode in ("mode=ro", "immutable=1"):
-            uri = f"{self.path.resolve().as_uri()}?{mode}"
-            conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout_s, isolation_level=None)
-            try:
-                self._check(conn, writable=False)
-                self._warn(
-                    f"tuning cache {self.path} is read-only: its decisions are used; new "
-                    + KEPT_IN_MEMORY
-                )
-                return conn
-            except sqlite3.OperationalError as err:
-                conn.close()
-                error = err
-            except BaseException:
-                conn.close()
-                raise
-        assert error is not None
-        raise error
+        conn = open_read_only(
+            self.path, lambda c: self._check(c, writable=False), self.busy_timeout_s
+        )
+        self._warn(
+            f"tuning cache {self.path} is read-only: its decisions are used; new " + KEPT_IN_MEMORY
+        )
+        return conn
 
     def _check(self, conn: sqlite3.Connection, writable: bool) -> None:
         """That the file is a cache of this program (prepared for use when `writable`)."""
