@@ -5,9 +5,11 @@ internal error; a cut-off text is reported on its last line or at a bracket left
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
+from command_line import iree_autotune
 from conftest import DATA, run_iree_opt
 from iree.compiler.tools.binaries import find_tool
 
@@ -66,6 +68,30 @@ def test_cut_off_text_is_reported_where_it_ends(source, tmp_path, capsys):
         # not pair up (found by the indentation of the lines around it).
         first = err.split("\n", 1)[0]
         assert line == last or "unterminated" in first or "unexpected '" in first, first
+
+
+CUT_BLOB = """module {
+  util.global private @w = dense_resource<blob> : tensor<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      blob: "0x08000000C96C503C3DF2DC3C"""
+
+
+@pytest.mark.parametrize("perturb", ["165", "1", "255"])
+def test_a_resource_blob_cut_off_is_reported_not_read_past(perturb, tmp_path):
+    """IREE's lexer reads past the end of its buffer on a string that the text ends in
+    inside `dialect_resources` (a model file cut off in its weights); with the memory after
+    the buffer filled (glibc's MALLOC_PERTURB_) that read crashed the process."""
+    path = tmp_path / "cut.mlir"
+    path.write_text(CUT_BLOB)
+    env = {**os.environ, "MALLOC_PERTURB_": perturb}
+    result = iree_autotune("lower", str(path), "-o", str(tmp_path / "out.mlir"), env=env)
+    assert result.returncode == 1, result.stderr
+    first = result.stderr.split("\n", 1)[0]
+    assert first.startswith(f"{path}:7:40: error: expected '\"' in string literal"), first
+    assert not (tmp_path / "out.mlir").exists()
 
 
 @pytest.mark.parametrize("source", TAKEN, ids=lambda p: str(p.relative_to(DATA)))
