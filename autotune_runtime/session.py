@@ -15,6 +15,7 @@ from autotune_contracts import interface
 from autotune_contracts.policy import Policy
 from autotune_contracts.stop_rule import RULE_OPTIONS, StopRule
 from autotune_runtime.cache import TuningCache
+from autotune_runtime.devices import CACHING_ALLOCATOR, open_device
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
 from autotune_runtime.tuner import GroupInfo, Key, Tuner, TuningWarning
@@ -43,10 +44,11 @@ class LoadedModule:
         fingerprint: DeviceFingerprint | None = None,
         tuner_class: type[Tuner] = Tuner,
         warm_start: bool = True,
+        allocator: str | None = CACHING_ALLOCATOR,
         **rule_options,
     ):
         self.device = device
-        self.config = rt.Config(device)
+        self.config = rt.Config(device=open_device(device, allocator))
         if isinstance(vmfb, str | Path):
             self.module = rt.VmModule.mmap(self.config.vm_instance, str(vmfb))
         else:
@@ -249,6 +251,7 @@ class LoadedModule:
         self.context = None
         self.host = None
         self.module = None
+        self.config.device.allocator.trim()  # the buffers its calls left for reuse
         if self.cache is not None:
             self.cache.close()
             self.cache = None
@@ -323,6 +326,8 @@ def load(
     (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`, `indifference`,
     `tie_band`),
     `warm_start` (False: every new workload key is tuned from scratch), `fingerprint` (a
-    `DeviceFingerprint` to use instead of the device's own) and `tuner_class`.
+    `DeviceFingerprint` to use instead of the device's own), `tuner_class` and
+    `allocator` (IREE's allocator spec; default `devices.CACHING_ALLOCATOR`, which keeps
+    freed result buffers for the next call; None for the device's own allocator alone).
     """
     return LoadedModule(vmfb, device, cache, **options)
