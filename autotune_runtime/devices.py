@@ -33,5 +33,10 @@ def open_device(uri: str, allocator: str | None = CACHING_ALLOCATOR) -> rt.HalDe
         return rt.get_device(uri)
     key = (uri, allocator)
     if key not in _DEVICES:
-        _DEVICES[key] = rt.get_driver(uri).create_device_by_uri(uri, allocators=[allocator])
+        driver = rt.get_driver(uri)
+        try:
+            _DEVICES[key] = driver.create_device_by_uri(uri, allocators=[allocator])
+        except ValueError as err:
+            reason = str(err).split("INVALID_ARGUMENT; ", 1)[-1]  # IREE's words, not its file
+            raise ValueError(f"allocator {allocator!r} on {uri}: {reason}") from None
     return _DEVICES[key]
