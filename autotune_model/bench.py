@@ -329,7 +329,13 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
     outcome with an error and no time; the others go on."""
     import iree.runtime as rt
 
-    config = rt.Config(job.device)
+    from autotune_runtime.devices import open_device
+
+    # The device a loaded module runs on (IREE's caching allocator in front): a call's
+    # results reuse the previous call's buffers, so that no candidate's time holds a
+    # fresh allocation and its page faults, which would weigh on all alike and shrink
+    # their ratios.
+    config = rt.Config(device=open_device(job.device))
     # On the device once: a call then times the dispatches, not the copies of its inputs.
     inputs = [
         rt.asdevicearray(config.device, operand.array(seed))
