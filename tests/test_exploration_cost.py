@@ -49,3 +49,31 @@ def test_exploring_calls_return_what_the_variants_compute():
         np.testing.assert_allclose(module.step(x), x, rtol=1e-4)
     assert module.stats()[0]["explored_calls"] >= 3
     module.close()
+
+
+def test_the_host_side_of_a_validation_is_warmed_at_load(monkeypatch):
+    # numpy's first comparison in a process costs about 0.3 ms: run at load, not inside
+    # the first exploring call that validates a variant
+    import autotune_runtime.host as host
+
+    calls = []
+    monkeypatch.setattr(host, "warm_up", lambda: calls.append(1))
+    grouped = load(compile(speed_module((16, 1), SIZE), target="llvm-cpu"), "local-sync", False)
+    assert calls == [1]
+    grouped.close()
+    plain = compile_str(
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }",
+        target_backends=["llvm-cpu"],
+    )
+    load(plain, "local-sync", False).close()
+    assert calls == [1]
+
+
+def test_the_warm_up_leaves_comparisons_as_they_were():
+    from autotune_runtime.compare import agrees, warm_up
+
+    warm_up()
+    x = np.linspace(-1, 1, 100, dtype=np.float32)
+    assert agrees(x, x, 1e-3)
+    assert not agrees(x + 0.01, x, 1e-3)
+    assert not agrees(np.full_like(x, np.nan), x, 1e-3)
