@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from autotune_contracts import interface
-from autotune_dialect import flow, util
+from autotune_dialect import util
 from autotune_dialect.mlir_text import parse_attribute_text
 from lowering.emitter import Emitter, locate_arguments
 from lowering.groups import Site, in_initializer, results_unused
@@ -184,38 +184,38 @@ def explore(
     )
     waited = dict(zip(tensors, ready, strict=True))
     site.op.operands = [waited.get(o, o) for o in site.op.operands]
-    chosen = chain(em, variant, site)
 
-    def stop_clock(e: Emitter) -> list[SSAValue]:
-        indices = [i for i, r in enumerate(chosen) if isinstance(r.type, TensorType)]
-        ready = dict(zip(indices, e.wait_for([chosen[i] for i in indices]), strict=True))
-        (t1,) = state.host(e, interface.now_ns(), [])
-        elapsed = e.binary(arith.SubiOp, t1, t0)
-        state.host(e, interface.record(arity), [gid, variant, elapsed, *key])
-        return [ready.get(i, r) for i, r in enumerate(chosen)]
+    def timed_run(e: Emitter) -> list[SSAValue]:
+        """The variant, timed while exploring."""
+        chosen = chain(e, variant, site)
 
-    results = em.if_(explore, types, stop_clock, lambda e: chosen)
+        def stop_clock(f: Emitter) -> list[SSAValue]:
+            indices = [i for i, r in enumerate(chosen) if isinstance(r.type, TensorType)]
+            ready = dict(zip(indices, f.wait_for([chosen[i] for i in indices]), strict=True))
+            (t1,) = state.host(f, interface.now_ns(), [])
+            elapsed = f.binary(arith.SubiOp, t1, t0)
+            state.host(f, interface.record(arity), [gid, variant, elapsed, *key])
+            return [ready.get(i, r) for i, r in enumerate(chosen)]
+
+        return e.if_(explore, types, stop_clock, lambda f: chosen)
+
     if any(t >= 0 for t in tied(site)) or not result_tensors(site):
-        return results  # in-place or tensor-less: the explored run is the only run
+        return timed_run(em)  # in-place or tensor-less: the explored run is the only run
 
     # While a variant is unvalidated (always while exploring), its result is checked
     # against the reference's on the same inputs, and the caller gets the reference's.
-    def with_reference(e: Emitter) -> list[SSAValue]:
+    def checked(e: Emitter) -> list[SSAValue]:
+        results = timed_run(e)
         callee = validation_function(state, site, arity)
         return e.call(callee, [variant, *key, *site.op.operands, *results], types)
 
-    def unchanged(e: Emitter) -> list[SSAValue]:
-        # Yielding `results` as they are would keep one result buffer alive per call
-        # (measured); through a barrier they are released. The barrier hides dynamic
-        # dimensions, so they are tied again.
-        dims = [e.dynamic_dims(r) if isinstance(r.type, TensorType) else [] for r in results]
-        kept = e.add(util.OptimizationBarrierOp(results)).results
-        return [
-            e.value(flow.TensorTieShapeOp(k, d)) if d else k
-            for k, d in zip(kept, dims, strict=True)
-        ]
-
-    return em.if_(validate, types, with_reference, unchanged)
+    # Each branch runs the variant itself. A branch that yielded results made before the
+    # `scf.if` kept one result buffer alive per call; the optimization barrier that
+    # released them hid their size from IREE, and the caller's later command buffers,
+    # which then captured a size it could not prove constant, were recorded on every
+    # call instead of replayed (an 8-group chain: 1 replayed and 7 recorded, against 8
+    # replayed now).
+    return em.if_(validate, types, checked, timed_run)
 
 
 def validation_function(state: LoweringState, site: Site, arity: int) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 from iree.compiler.tools import compile_str
 
 from autotune_runtime import load
-from benchmarks.kernels import speed_module
+from benchmarks.kernels import many_groups_module, speed_module
 from lowering import lower_to_iree
 from lowering.driver import compile
 
@@ -33,13 +33,55 @@ def test_the_timed_run_holds_the_variant_alone():
     functions = vm_functions(lower_to_iree(speed_module((16, 1), SIZE), policy="online"))
     (explore,) = [n for n in functions if re.fullmatch(r"__autotune\.g0\.step\.explore\d+", n)]
     body = functions[explore]
-    start, stop = (m.start() for m in re.finditer(r"vm\.call @autotune\.now_ns\(", body))
-    timed = body[start:stop]
-    assert timed.count("@hal.device.queue.alloca(") == 1, timed  # the result, no copy of inputs
-    assert "@hal.device.queue.dealloca(" not in timed
+    reads = [m.start() for m in re.finditer(r"vm\.call @autotune\.now_ns\(", body)]
+    assert len(reads) == 3  # the start, and the stop of each branch's run (with or without check)
+    for start, stop in zip(reads, reads[1:]):
+        timed = body[start:stop]
+        assert timed.count("@hal.device.queue.alloca(") == 1, timed  # the result; no copies
+        assert "@hal.device.queue.dealloca(" not in timed
     recorded = [f for n, f in functions.items() if n.startswith(f"__{explore}_memoize_apply")]
     assert recorded and all("@hal.command_buffer.dispatch(" in f for f in recorded)
     assert not any("copy_buffer" in f for f in recorded)
+
+
+def test_committed_sites_replay_their_command_buffers():
+    """A chain of online groups, as `explicit` builds it: each site's command buffer is
+    recorded once and replayed (`queue.execute.indirect`), none recorded per call. The
+    exploration function used to return its results through an optimization barrier,
+    which hid their size; every site after the first then recorded its command buffer
+    on every call."""
+    functions = vm_functions(lower_to_iree(many_groups_module(4, 3, SIZE), policy="online"))
+    caller = functions["run0"]
+    assert caller.count("vm.call.variadic @hal.device.queue.execute.indirect(") == 4, caller
+    assert "@hal.command_buffer.create(" not in caller
+
+
+def test_exploring_calls_do_not_keep_results_alive():
+    """Calls that explore without end (the stop rule never met) return every result
+    buffer: the process does not grow by a result per call."""
+    module = load(
+        compile(speed_module((2, 3), SIZE * 4), target="llvm-cpu"),
+        "local-task",
+        False,
+        min_samples=100_000,
+        max_samples=100_000,
+        early_drop=float("inf"),
+    )
+    x = np.ones(SIZE * 4, np.float32)
+    for _ in range(20):
+        module.step(x)
+    before = resident_mib()
+    for _ in range(200):
+        module.step(x)
+    grown = resident_mib() - before
+    assert module.stats()[0]["explored_calls"] == 220
+    assert grown < 50, grown  # a kept result per call: 200 MiB
+    module.close()
+
+
+def resident_mib() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096 / 2**20
 
 
 def test_exploring_calls_return_what_the_variants_compute():
