@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from autotune_contracts import interface
-from autotune_dialect import util
+from autotune_dialect import flow, util
 from autotune_dialect.mlir_text import parse_attribute_text
 from lowering.emitter import Emitter, locate_arguments
 from lowering.groups import Site, in_initializer, results_unused
@@ -209,13 +209,37 @@ def explore(
         callee = validation_function(state, site, arity)
         return e.call(callee, [variant, *key, *site.op.operands, *results], types)
 
-    # Each branch runs the variant itself. A branch that yielded results made before the
-    # `scf.if` kept one result buffer alive per call; the optimization barrier that
-    # released them hid their size from IREE, and the caller's later command buffers,
-    # which then captured a size it could not prove constant, were recorded on every
-    # call instead of replayed (an 8-group chain: 1 replayed and 7 recorded, against 8
-    # replayed now).
-    return em.if_(validate, types, checked, timed_run)
+    if len(result_tensors(site)) == 1:
+        # Each branch runs the variant itself. A branch that yielded results made before
+        # the `scf.if` kept one result buffer alive per call; the optimization barrier
+        # that released them (below) hid their size from IREE, and the caller's later
+        # command buffers, which then captured a size it could not prove constant, were
+        # recorded on every call instead of replayed (an 8-group chain: 1 replayed and 7
+        # recorded, against 8 replayed so).
+        return em.if_(validate, types, checked, timed_run)
+
+    # Several results: IREE packs them into one buffer, which the exploration function
+    # then returns once for all of them, and the caller's branch passes that one value
+    # in several places. IREE 3.13's VM register allocation loses such a value: the
+    # branch moves it into one block argument and leaves the other, which shares its
+    # register, empty (`binding table slot requires a buffer but none was provided`).
+    # Through the barrier each result is returned as a value of its own.
+    results = timed_run(em)
+
+    def checked_results(e: Emitter) -> list[SSAValue]:
+        callee = validation_function(state, site, arity)
+        return e.call(callee, [variant, *key, *site.op.operands, *results], types)
+
+    def unchanged(e: Emitter) -> list[SSAValue]:
+        # The barrier hides dynamic dimensions, so they are tied again.
+        dims = [e.dynamic_dims(r) if isinstance(r.type, TensorType) else [] for r in results]
+        kept = e.add(util.OptimizationBarrierOp(results)).results
+        return [
+            e.value(flow.TensorTieShapeOp(k, d)) if d else k
+            for k, d in zip(kept, dims, strict=True)
+        ]
+
+    return em.if_(validate, types, checked_results, unchanged)
 
 
 def validation_function(state: LoweringState, site: Site, arity: int) -> str:

@@ -315,3 +315,47 @@ AXPY = """util.func public @axpy(%alpha: f32, %x: tensor<4xf32>, %y: tensor<4xf3
   util.return %r : tensor<4xf32>
 }
 """
+
+
+def two_result_module(variants: int = 3, size: int = 1024) -> str:
+    """A group `@pair::@both` whose kernels have two results (`in + 1` and `2 * in`, the
+    same in every variant), entry `@run(x) = (x + 1) + 2 x`: IREE packs both results
+    into one buffer."""
+    t = f"tensor<{size}xf32>"
+    ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
+    wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
+    names = [f"both{k}" for k in range(variants)]
+    maps = ", ".join(["affine_map<(d0) -> (d0)>"] * 3)
+    kernels = "".join(
+        f"""
+      func.func @{name}(%in: {ro}, %out0: {wo}, %out1: {wo}) {{
+        %one = arith.constant 1.0 : f32
+        %two = arith.constant 2.0 : f32
+        %0 = iree_tensor_ext.dispatch.tensor.load %in, offsets = [0], sizes = [{size}], strides = [1] : {ro} -> {t}
+        %1 = tensor.empty() : {t}
+        %2:2 = linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel"]}} ins(%0 : {t}) outs(%1, %1 : {t}, {t}) {{
+        ^bb0(%a: f32, %o: f32, %p: f32):
+          %s = arith.addf %a, %one : f32
+          %m = arith.mulf %a, %two : f32
+          linalg.yield %s, %m : f32, f32
+        }} -> ({t}, {t})
+        iree_tensor_ext.dispatch.tensor.store %2#0, %out0, offsets = [0], sizes = [{size}], strides = [1] : {t} -> {wo}
+        iree_tensor_ext.dispatch.tensor.store %2#1, %out1, offsets = [0], sizes = [{size}], strides = [1] : {t} -> {wo}
+        return
+      }}"""
+        for name in names
+    )
+    return f"""module {{
+  flow.executable private @pair {{
+{_static_exports(names)}
+    builtin.module {{{kernels}
+    }}
+    autotune.group @both variants([{", ".join("@" + n for n in names)}])
+  }}
+  util.func public @run(%x: {t}) -> {t} {{
+    %r:2 = flow.dispatch @pair::@both(%x) : ({t}) -> ({t}, {t})
+    %s = arith.addf %r#0, %r#1 : {t}
+    util.return %s : {t}
+  }}
+}}
+"""

@@ -119,3 +119,21 @@ def test_the_warm_up_leaves_comparisons_as_they_were():
     assert agrees(x, x, 1e-3)
     assert not agrees(x + 0.01, x, 1e-3)
     assert not agrees(np.full_like(x, np.nan), x, 1e-3)
+
+
+def test_a_group_of_two_results_runs_while_exploring_and_once_committed():
+    """Both results of a kernel live in one buffer; each branch of the validation choice
+    running the variant itself made the caller's branch pass that one value twice, and
+    IREE's VM then left one of the two empty (`binding table slot requires a buffer but
+    none was provided`, on the first call)."""
+    from modules import two_result_module
+
+    vmfb = compile(two_result_module(), target="llvm-cpu")
+    module = load(vmfb, "local-task", False, max_samples=5)
+    x = np.linspace(-1, 1, 1024, dtype=np.float32)
+    for _ in range(40):
+        np.testing.assert_allclose(module.run(x), 3 * x + 1, atol=1e-6)
+    (stats,) = module.stats()
+    assert stats["explored_calls"] >= 3 and stats["decision"] is not None, stats
+    np.testing.assert_allclose(module.run(x), 3 * x + 1, atol=1e-6)
+    module.close()
