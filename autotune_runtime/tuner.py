@@ -29,7 +29,9 @@ be faster here. If the neighbour's winner wins among the contenders, it is commi
 running the others; otherwise the key is explored in full, keeping the samples taken. A key
 still exploring when a neighbour gets decided takes up the warm start then, keeping its
 samples (a variant it has already timed at or below the neighbour's winner stays a
-contender). Off for a group with `warm_start = false`, or for all with the load option
+contender), and a nearer neighbour's when that one is decided later, while its
+confirmation has not failed (keys explored side by side otherwise all kept the first
+decision's warm start, however far). Off for a group with `warm_start = false`, or for all with the load option
 `warm_start=False`.
 """
 
@@ -136,6 +138,8 @@ class WarmStart:
     """Each variant's low estimate over the winner's median, at the neighbour."""
     growth: float
     """How much those ratios may have shrunk from there to here."""
+    rank: tuple = ()
+    """How near the neighbour is (`Tuner._look_for_warm_start`): a nearer one replaces it."""
 
 
 @dataclass
@@ -162,7 +166,8 @@ class KeyState:
     """The decision is another process's, committed to the tuning cache first while this
     one explored (`from_cache` is then set too)."""
     decisions_seen: int = -1
-    """How many of the group's keys were decided when a warm start was last looked for."""
+    """How many of the group's decided keys a warm start was looked for among (-1: not
+    looked for yet; the tuning cache's neighbours are read at the first look)."""
 
     def summaries(self, names: tuple[str, ...] = ()) -> list[dict]:
         """Per-variant statistics: those the cached decision was made on, if it came
@@ -200,9 +205,12 @@ class Tuner:
         self.cache = cache
         self.device = device
         self.states: dict[tuple[int, Key], KeyState] = {}
-        self.decisions_made: dict[int, int] = {}
-        """Keys decided per group in this process (a warm start is looked for again when
-        this changes)."""
+        self.decided: dict[int, dict[Key, tuple[int, list[float]]]] = {}
+        """Per group, the decided keys this process knows (committed here or read from
+        the cache): the winner and a low estimate of every variant's time there (see
+        `_look_for_warm_start`), kept at the decision so that looking for a warm start
+        costs a pass over them, not their statistics recomputed. A warm start is looked
+        for again when their number changes."""
         self.in_flight: tuple[int, Key, int] | None = None
         self.manual: dict[tuple[int, Key], int] = {}
         """Choices set by hand (an `explicit` group's setter), per key: they are what the
@@ -236,6 +244,7 @@ class Tuner:
                 state.from_cache = True
                 state.cached_stats = entry.stats.get("variants")
                 state.tie = _tie_of(entry.stats)
+                self._note_decided(gid, key, state)
             self.states[(gid, key)] = state
         return self.states[(gid, key)]
 
@@ -248,41 +257,53 @@ class Tuner:
             and bool(group.params.get("warm_start", True))
         )
 
-    def _decided_neighbours(self, gid: int, key: Key) -> dict[Key, tuple[int, list[float]]]:
-        """Decided keys of the group (the cache's, then this process's): the winner and a
-        low estimate of every variant's time there (the winner's: its median; inf where
-        unknown)."""
-        group = self.groups[gid]
-        found: dict[Key, tuple[int, list[float]]] = {}
-        if self.cache is not None:
-            for entry in self.cache.neighbours(self.cache_key(gid, key)):
-                if entry.variant in group.variants and len(entry.key.workload) == len(key):
-                    winner = group.variants.index(entry.variant)
-                    lows = _low_estimates(group.variants, entry.stats.get("variants"), winner)
-                    found[entry.key.workload] = (winner, lows)
-        for (other_gid, other), state in self.states.items():
-            if other_gid == gid and state.decision is not None:
-                summaries = state.summaries(group.variants)
-                found[other] = (
-                    state.decision,
-                    _low_estimates(group.variants, summaries, state.decision),
-                )
-        found.pop(key, None)
-        return found
+    def _note_decided(self, gid: int, key: Key, state: KeyState) -> None:
+        assert state.decision is not None
+        names = self.groups[gid].variants
+        lows = _low_estimates(names, state.summaries(names), state.decision)
+        self.decided.setdefault(gid, {})[key] = (state.decision, lows)
 
-    def _warm_start(self, gid: int, key: Key) -> WarmStart | None:
-        """The nearest decided key, its winner, and the contenders: the variants that the
-        growth bound does not rule out (see the module docstring)."""
-        found = self._decided_neighbours(gid, key)
-        if not found:
-            return None
-        # the nearest decided key whose winner was timed there (one committed at once by
-        # a warm start of its own has no time to scale the others' estimates by)
-        neighbour = min(
-            found,
-            key=lambda k: (not 0.0 < found[k][1][found[k][0]] < math.inf, key_distance(k, key), k),
-        )
-        winner, lows = found[neighbour]
+    def _read_cached_neighbours(self, gid: int, key: Key) -> None:
+        """Learn the group's decided keys that the tuning cache holds near `key` (another
+        process's, or an earlier run's)."""
+        if self.cache is None:
+            return
+        names = self.groups[gid].variants
+        known = self.decided.setdefault(gid, {})
+        for entry in self.cache.neighbours(self.cache_key(gid, key)):
+            other = entry.key.workload
+            if entry.variant in names and len(other) == len(key) and other not in known:
+                winner = names.index(entry.variant)
+                known[other] = (winner, _low_estimates(names, entry.stats.get("variants"), winner))
+
+    def _look_for_warm_start(self, gid: int, key: Key, state: KeyState) -> None:
+        """Take up the warm start of the nearest decided key, or of a nearer one decided
+        since the last look (keeping the samples taken). Only the keys decided since then
+        are compared, so a look costs what is new, not every decided key again."""
+        if state.decisions_seen < 0:
+            self._read_cached_neighbours(gid, key)
+            state.decisions_seen = 0
+        decided = self.decided.get(gid, {})
+        keys = list(decided)[state.decisions_seen :]
+        state.decisions_seen = len(decided)
+        best = state.prior.rank if state.prior is not None else None
+        nearest = None
+        for other in keys:
+            if other == key:
+                continue
+            winner, lows = decided[other]
+            # the nearest decided key whose winner was timed there (one committed at once
+            # by a warm start of its own has no time to scale the others' estimates by)
+            rank = (not 0.0 < lows[winner] < math.inf, key_distance(other, key), other)
+            if best is None or rank < best:
+                best, nearest = rank, other
+        if nearest is not None:
+            state.prior = self._warm_start(gid, key, nearest, best)
+
+    def _warm_start(self, gid: int, key: Key, neighbour: Key, rank: tuple) -> WarmStart:
+        """The warm start from a decided key: its winner, and the contenders: the variants
+        that the growth bound does not rule out (see the module docstring)."""
+        winner, lows = self.decided[gid][neighbour]
         growth = 2.0 ** (GROWTH_EXPONENT * key_distance(neighbour, key))
         group = self.groups[gid]
         if 0.0 < lows[winner] < math.inf:
@@ -298,7 +319,7 @@ class Tuner:
         )
         if group.policy in (Policy.EXPLICIT, Policy.INIT):
             contenders.add(group.reference)
-        return WarmStart(neighbour, winner, tuple(sorted(contenders)), ratios, growth)
+        return WarmStart(neighbour, winner, tuple(sorted(contenders)), ratios, growth, rank)
 
     def _confirm(self, gid: int, state: KeyState) -> tuple[int | None, int | None]:
         """Confirmation of a warm start: the stop rule over the contenders. (variant to
@@ -339,12 +360,12 @@ class Tuner:
             return state.decision, True, False
         reference = self.groups[gid].reference
         variant, winner = None, None
-        group_decisions = self.decisions_made.get(gid, 0)
-        if state.prior is None and state.decisions_seen != group_decisions:
-            # a key still exploring takes up a warm start once a neighbour is decided
-            state.decisions_seen = group_decisions
+        group_decisions = len(self.decided.get(gid, ()))
+        if not state.confirmation_failed and state.decisions_seen != group_decisions:
+            # a key still exploring takes up a warm start once a neighbour is decided, and
+            # a nearer one's when that is decided in turn
             if self._warm_starts(self.groups[gid]):
-                state.prior = self._warm_start(gid, key)
+                self._look_for_warm_start(gid, key, state)
         if state.prior is not None and not state.confirmation_failed:
             variant, winner = self._confirm(gid, state)
         if variant is None and winner is None:
@@ -505,7 +526,7 @@ class Tuner:
                 state.cached_stats = stored.stats.get("variants")
                 state.tie = _tie_of(stored.stats)
         state.decision = winner
-        self.decisions_made[gid] = self.decisions_made.get(gid, 0) + 1
+        self._note_decided(gid, key, state)
         if self.observer is not None:
             self.observer(gid, key)
 

@@ -77,6 +77,41 @@ def test_the_neighbours_winner_is_not_kept_where_another_variant_is_faster():
     assert runs["c"] == 1 + 3  # explored in full after the failed confirmation
 
 
+def test_a_key_still_confirming_takes_up_a_nearer_neighbour_decided_later():
+    """Keys explored side by side: the first decision is far from most of them, and a
+    nearer one decided later replaces it (before, a key kept the first warm start it took
+    up, however far, and its confirmation against a winner from 8x away often failed)."""
+    tuner = Tuner(group())
+    tune_key(tuner, 100, CROSSING)
+    tuner.select(0, (2600,))  # starts confirming against 100's winner, 26x away
+    state = tuner.states[(0, (2600,))]
+    assert state.prior is not None and state.prior.neighbour == (100,)
+    assert tune_key(tuner, 2400, CROSSING)[0] == "c" == best(CROSSING, 2400)
+    winner, runs = tune_key(tuner, 2600, CROSSING)
+    assert state.prior.neighbour == (2400,) and not state.confirmation_failed
+    assert winner == "c" == best(CROSSING, 2600)
+    assert runs["a"] <= 1  # a, 2.1x slower at 2400, is outside the bound there
+
+
+def test_looking_for_a_warm_start_reads_each_decision_once(monkeypatch):
+    """Each exploring key compares only the decisions made since it last looked: the
+    statistics of a decided key are summarized once, when it is decided."""
+    tuner = Tuner(group())
+    summarized = Counter()
+    original = tuner._note_decided
+
+    def note(gid, key, state):
+        summarized[key] += 1
+        original(gid, key, state)
+
+    monkeypatch.setattr(tuner, "_note_decided", note)
+    sizes = [int(n) for n in np.geomspace(100, 3000, 12)]
+    for n in sizes:
+        tune_key(tuner, n, CROSSING)
+    assert set(summarized) == {(n,) for n in sizes} and set(summarized.values()) == {1}
+    assert all(tuner.states[(0, (n,))].decisions_seen <= len(sizes) for n in sizes)
+
+
 def test_a_variant_far_slower_at_a_distant_neighbour_is_still_tried():
     tuner = Tuner(group())
     assert tune_key(tuner, 1000, HIDDEN)[0] == "a"
