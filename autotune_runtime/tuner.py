@@ -205,7 +205,7 @@ class Tuner:
         self.cache = cache
         self.device = device
         self.states: dict[tuple[int, Key], KeyState] = {}
-        self.decided: dict[int, dict[Key, tuple[int, list[float]]]] = {}
+        self.decided_keys: dict[int, dict[Key, tuple[int, list[float]]]] = {}
         """Per group, the decided keys this process knows (committed here or read from
         the cache): the winner and a low estimate of every variant's time there (see
         `_look_for_warm_start`), kept at the decision so that looking for a warm start
@@ -261,7 +261,7 @@ class Tuner:
         assert state.decision is not None
         names = self.groups[gid].variants
         lows = _low_estimates(names, state.summaries(names), state.decision)
-        self.decided.setdefault(gid, {})[key] = (state.decision, lows)
+        self.decided_keys.setdefault(gid, {})[key] = (state.decision, lows)
 
     def _read_cached_neighbours(self, gid: int, key: Key) -> None:
         """Learn the group's decided keys that the tuning cache holds near `key` (another
@@ -269,7 +269,7 @@ class Tuner:
         if self.cache is None:
             return
         names = self.groups[gid].variants
-        known = self.decided.setdefault(gid, {})
+        known = self.decided_keys.setdefault(gid, {})
         for entry in self.cache.neighbours(self.cache_key(gid, key)):
             other = entry.key.workload
             if entry.variant in names and len(other) == len(key) and other not in known:
@@ -283,7 +283,7 @@ class Tuner:
         if state.decisions_seen < 0:
             self._read_cached_neighbours(gid, key)
             state.decisions_seen = 0
-        decided = self.decided.get(gid, {})
+        decided = self.decided_keys.get(gid, {})
         keys = list(decided)[state.decisions_seen :]
         state.decisions_seen = len(decided)
         best = state.prior.rank if state.prior is not None else None
@@ -303,7 +303,7 @@ class Tuner:
     def _warm_start(self, gid: int, key: Key, neighbour: Key, rank: tuple) -> WarmStart:
         """The warm start from a decided key: its winner, and the contenders: the variants
         that the growth bound does not rule out (see the module docstring)."""
-        winner, lows = self.decided[gid][neighbour]
+        winner, lows = self.decided_keys[gid][neighbour]
         growth = 2.0 ** (GROWTH_EXPONENT * key_distance(neighbour, key))
         group = self.groups[gid]
         if 0.0 < lows[winner] < math.inf:
@@ -360,7 +360,7 @@ class Tuner:
             return state.decision, True, False
         reference = self.groups[gid].reference
         variant, winner = None, None
-        group_decisions = len(self.decided.get(gid, ()))
+        group_decisions = len(self.decided_keys.get(gid, ()))
         if not state.confirmation_failed and state.decisions_seen != group_decisions:
             # a key still exploring takes up a warm start once a neighbour is decided, and
             # a nearer one's when that is decided in turn

@@ -41,16 +41,26 @@ def lower_online(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue
     """A committed key runs its variant through the chain, as `explicit` does; every
     other call goes to the site's exploration function, out of line, so that the
     committed path has nothing of exploration in it (no host call, no fence, no
-    branch that splits IREE's stream of dispatches)."""
+    branch that splits IREE's stream of dispatches).
+
+    The site reads a committed choice of its own, which its exploration function stores
+    (with the group's, which sites that never explore read): sites of one group that
+    read one global made branches on one condition, which IREE merges into one; its
+    committed side then packed both sites' results into one buffer while the exploring
+    side returned two, and every later command buffer that read them saw a size and an
+    offset that depend on the branch taken, so IREE recorded it on every call instead of
+    replaying it (BERT: 12 of the caller's 37 command buffers)."""
     key = [em.to_i64(w) for w in site.key]
-    choice, hit, choice_name, key_names = committed_choice(state, em, site, key)
+    scope = state.site_scope(site.group)
+    choice, hit, choice_name, key_names = committed_choice(state, em, site, key, scope)
+    stores = [(choice_name, key_names), committed_choice_names(state, site, len(key))]
     types = [r.type for r in site.op.results]
 
     def committed(e: Emitter) -> list[SSAValue]:
         return chain(e, choice, site)
 
     def exploring(e: Emitter) -> list[SSAValue]:
-        callee = exploration_function(state, site, len(key), choice_name, key_names)
+        callee = exploration_function(state, site, len(key), stores)
         return e.call(callee, [*key, *site.op.operands], types)
 
     return em.if_(hit, types, committed, exploring)
@@ -68,22 +78,15 @@ def lower_unexplored(state: LoweringState, em: Emitter, site: Site) -> list[SSAV
 
 
 def committed_choice(
-    state: LoweringState, em: Emitter, site: Site, key: list[SSAValue]
+    state: LoweringState, em: Emitter, site: Site, key: list[SSAValue], scope: str = ""
 ) -> tuple[SSAValue, SSAValue, str, list[str]]:
     """The stored choice for the site's key and whether it is committed, with the
-    names of the globals read: the key's choice global (static keys), or the group's
-    cache of its last committed dynamic key (`dyn.choice` and one `dyn.w<i>` per
-    workload value)."""
-    group = site.group
+    names of the globals read (`committed_choice_names`)."""
+    choice_name, key_names = committed_choice_names(state, site, len(key), scope)
     zero = em.i32(0)
-    if site.static_key is not None:
-        choice_name = state.choice_global(group, group.key_index(site.static_key))
-        choice = em.value(util.GlobalLoadOp(choice_name, i32))
-        return choice, em.cmp("sge", choice, zero), choice_name, []
-    group.uses_dynamic_cache = True
-    choice_name = state.state_global(group, "dyn.choice", i32)
-    key_names = [state.state_global(group, f"dyn.w{i}", i64) for i in range(len(key))]
     choice = em.value(util.GlobalLoadOp(choice_name, i32))
+    if site.static_key is not None:
+        return choice, em.cmp("sge", choice, zero), choice_name, key_names
     conditions = [em.cmp("sge", choice, zero)]
     for name, value in zip(key_names, key, strict=True):
         cached = em.value(util.GlobalLoadOp(name, i64))
@@ -91,15 +94,35 @@ def committed_choice(
     return choice, em.all_of(conditions), choice_name, key_names
 
 
+def committed_choice_names(
+    state: LoweringState, site: Site, arity: int, scope: str = ""
+) -> tuple[str, list[str]]:
+    """The globals of a committed choice: the key's choice global (static keys), or the
+    cache of the last committed dynamic key (`dyn.choice` and one `dyn.w<i>` per
+    workload value); the group's, or with a `scope` (`LoweringState.site_scope`) one
+    site's."""
+    group = site.group
+    if site.static_key is not None:
+        index = group.key_index(site.static_key)
+        if not scope:
+            return state.choice_global(group, index), []
+        return state.state_global(group, f"{scope}k{index}.choice", i32), []
+    group.uses_dynamic_cache = True
+    choice_name = state.state_global(group, f"{scope}dyn.choice", i32)
+    key_names = [state.state_global(group, f"{scope}dyn.w{i}", i64) for i in range(arity)]
+    return choice_name, key_names
+
+
 def exploration_function(
-    state: LoweringState, site: Site, arity: int, choice_name: str, key_names: list[str]
+    state: LoweringState, site: Site, arity: int, stores: list[tuple[str, list[str]]]
 ) -> str:
     """`util.func` (never inlined) taking a site's key and operands: it asks the host
     which variant to run, times it, checks its results against the reference's while
-    it is unvalidated, and stores the choice once the host commits one."""
+    it is unvalidated, and stores the choice once the host commits one (in each of
+    `stores`: a choice global and its key globals)."""
 
     def body(em: Emitter, inner: Site, leading: list[SSAValue], _) -> list[SSAValue]:
-        results = explore(state, em, inner, leading, choice_name, key_names)
+        results = explore(state, em, inner, leading, stores)
         return tie_shapes(em, inner, results)
 
     return outlined_function(state, site, "explore", [i64] * arity, [], body)
@@ -146,8 +169,7 @@ def explore(
     em: Emitter,
     site: Site,
     key: list[SSAValue],
-    choice_name: str,
-    key_names: list[str],
+    stores: list[tuple[str, list[str]]],
 ) -> list[SSAValue]:
     group = site.group
     arity = len(key)
@@ -157,9 +179,10 @@ def explore(
     done = em.cmp("ne", committed, em.i32(0))
 
     def commit(c: Emitter) -> list[SSAValue]:
-        c.add(util.GlobalStoreOp(variant, choice_name))
-        for name, value in zip(key_names, key if key_names else [], strict=True):
-            c.add(util.GlobalStoreOp(value, name))
+        for choice_name, key_names in stores:
+            c.add(util.GlobalStoreOp(variant, choice_name))
+            for name, value in zip(key_names, key if key_names else [], strict=True):
+                c.add(util.GlobalStoreOp(value, name))
         return []
 
     em.if_(done, [], commit)

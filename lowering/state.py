@@ -41,6 +41,8 @@ class LoweringState:
     """Functions appended to the module at the end."""
     outlined_functions: int = 0
     """Outlined functions made so far, numbering their names."""
+    online_sites: dict[int, int] = field(default_factory=dict)
+    """Per group (by gid), the online sites given globals of their own so far."""
 
     @classmethod
     def of(cls, module: ModuleOp, default_policy: Policy, base_dir: Path | None) -> LoweringState:
@@ -72,6 +74,12 @@ class LoweringState:
             self.globals[key] = util.GlobalOp(name, type_, unset, True)
             self.globals[key].location = group.location(f"@{name}")
         return self.globals[key].sym_name.data
+
+    def site_scope(self, group: Group) -> str:
+        """A fresh prefix for the state globals of one site of a group (`s<N>.`)."""
+        index = self.online_sites.get(group.gid, 0)
+        self.online_sites[group.gid] = index + 1
+        return f"s{index}."
 
     def choice_global(self, group: Group, key_index: int) -> str:
         """The global holding a key's chosen variant, negative until one is chosen."""

@@ -137,3 +137,4 @@ def test_a_group_of_two_results_runs_while_exploring_and_once_committed():
     assert stats["explored_calls"] >= 3 and stats["decision"] is not None, stats
     np.testing.assert_allclose(module.run(x), 3 * x + 1, atol=1e-6)
     module.close()
+
