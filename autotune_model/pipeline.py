@@ -436,8 +436,9 @@ def _build(
     lowered = print_module(module, locations=True)
     target, arch = options.target, options.arch
     if base_flags:
-        # A data-tiled flow phase is built from there: IREE refuses to bring its encoded
-        # tensors to the flow phase again (`'hal.encoding_type' op unsupported encoding
+        # A flow phase of other build options is built from there, with them (a flow
+        # phase of dispatch-creation data tiling holds encoded tensors, which IREE refuses
+        # to bring to the flow phase again: `'hal.encoding_type' op unsupported encoding
         # type`). Nothing folds its kernels on the way.
         return compile_lowered(lowered, target, arch, extra_args=[*base_flags, *FROM_FLOW]), lowered
     at_flow = compile_lowered(lowered, target, arch, extra_args=TO_FLOW)

@@ -162,8 +162,13 @@ def run(settings: Settings) -> CaseResult:
         mode: sum(first[mode]["decisions"].get(n) != best[n] for n in sizes)
         for mode in ("warm", "scratch")
     }
+    # what running each slower variant once at every size costs, over the oracle: the
+    # least any tuner without prior knowledge of a size pays
+    oracle_us = sum(calls * min(medians[n].values()) for n in sizes)
+    once_us = sum(t - min(medians[n].values()) for n in sizes for t in medians[n].values())
     detail = {
         "lengths": sizes,
+        "floor_each_slower_variant_once": round(1 + once_us / oracle_us, 4),
         "calls_per_length": calls,
         "repeats": repeats,
         "best": {str(n): best[n] for n in sizes},
