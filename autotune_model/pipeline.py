@@ -283,10 +283,9 @@ def _tune(
         return flows[tuple(flags)]
 
     base_vmfb = None
-    # (A model with dynamic sizes, which needs example shapes, keeps IREE's defaults: its
-    # lowered host code is built from the start, which a data-tiled flow phase refuses.)
-    static_sizes = options.input_shapes is None
-    auto = options.base == AUTO and static_sizes and options.target == "llvm-cpu"
+    # (A model with dynamic sizes chooses too: the data-tiling option sets' flow phase
+    # holds no encoded tensors, and its lowered host code builds from there.)
+    auto = options.base == AUTO and options.target == "llvm-cpu"
     # Freezing a cache: the option sets whose dispatches its decisions name (those it was
     # tuned with), whatever a new timing would say.
     among = tuple(bases_of_decisions(flow_of, decisions)) if auto and decisions else ()

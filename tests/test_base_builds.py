@@ -104,3 +104,34 @@ def test_choosing_among_some_option_sets_times_only_those():
     # The stock build is the reference of the timing, not a choice: the one set given wins.
     assert base.name == "data-tiling" and len(seen) == 1 and vmfb == seen[0][1]
     assert base.ratios == {STOCK: 1.0, "data-tiling": 1.5}
+
+
+def test_a_dynamic_model_chooses_its_option_set_too(monkeypatch):
+    """A model with dynamic sizes was kept on the stock build under `--base auto` (the
+    dispatch-creation data-tiled flow phase refused its host code); with data tiling's
+    flow phase over plain tensors it chooses among the option sets, and the build it
+    chooses computes the model at other sizes as well."""
+    import autotune_model.pipeline as pipeline
+    from small_models import DYNAMIC
+
+    timed = []
+
+    def fake_ratio(function, inputs, device):
+        def ratio(stock: bytes, other: bytes) -> float:
+            timed.append(other)
+            return 0.5 if len(timed) == 1 else 0.9  # data tiling the fastest
+
+        return ratio
+
+    monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
+    options = replace(SMALL, time_model=True, input_shapes=[(40, 256), (256, 256)])
+    tuned = tune_model(DYNAMIC, options, executor=SerialExecutor())
+    assert len(timed) == 2 and tuned.report.base.name == "data-tiling"
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((256, 256)).astype(np.float32)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        for n in (40, 7, 96):
+            x = rng.standard_normal((n, 256)).astype(np.float32)
+            want = np.maximum(x @ w, 0)
+            got = module.function("dynamic")(x, w)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
