@@ -31,8 +31,8 @@ still exploring when a neighbour gets decided takes up the warm start then, keep
 samples (a variant it has already timed at or below the neighbour's winner stays a
 contender), and a nearer neighbour's when that one is decided later, while its
 confirmation has not failed (keys explored side by side otherwise all kept the first
-decision's warm start, however far). Off for a group with `warm_start = false`, or for all with the load option
-`warm_start=False`.
+decision's warm start, however far). Off for a group with `warm_start = false`, or for
+all with the load option `warm_start=False`.
 """
 
 from __future__ import annotations

@@ -227,8 +227,7 @@ def explore(
 
     # While a variant is unvalidated (always while exploring), its result is checked
     # against the reference's on the same inputs, and the caller gets the reference's.
-    def checked(e: Emitter) -> list[SSAValue]:
-        results = timed_run(e)
+    def checked(e: Emitter, results: list[SSAValue]) -> list[SSAValue]:
         callee = validation_function(state, site, arity)
         return e.call(callee, [variant, *key, *site.op.operands, *results], types)
 
@@ -239,7 +238,7 @@ def explore(
         # command buffers, which then captured a size it could not prove constant, were
         # recorded on every call instead of replayed (an 8-group chain: 1 replayed and 7
         # recorded, against 8 replayed so).
-        return em.if_(validate, types, checked, timed_run)
+        return em.if_(validate, types, lambda e: checked(e, timed_run(e)), timed_run)
 
     # Several results: IREE packs them into one buffer, which the exploration function
     # then returns once for all of them, and the caller's branch passes that one value
@@ -248,10 +247,6 @@ def explore(
     # register, empty (`binding table slot requires a buffer but none was provided`).
     # Through the barrier each result is returned as a value of its own.
     results = timed_run(em)
-
-    def checked_results(e: Emitter) -> list[SSAValue]:
-        callee = validation_function(state, site, arity)
-        return e.call(callee, [variant, *key, *site.op.operands, *results], types)
 
     def unchanged(e: Emitter) -> list[SSAValue]:
         # The barrier hides dynamic dimensions, so they are tied again.
@@ -262,7 +257,7 @@ def explore(
             for k, d in zip(kept, dims, strict=True)
         ]
 
-    return em.if_(validate, types, checked_results, unchanged)
+    return em.if_(validate, types, lambda e: checked(e, results), unchanged)
 
 
 def validation_function(state: LoweringState, site: Site, arity: int) -> str:

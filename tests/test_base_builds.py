@@ -111,8 +111,9 @@ def test_a_dynamic_model_chooses_its_option_set_too(monkeypatch):
     dispatch-creation data-tiled flow phase refused its host code); with data tiling's
     flow phase over plain tensors it chooses among the option sets, and the build it
     chooses computes the model at other sizes as well."""
-    import autotune_model.pipeline as pipeline
     from small_models import DYNAMIC
+
+    import autotune_model.pipeline as pipeline
 
     timed = []
 

@@ -22,9 +22,7 @@ SIZE = 65536
 
 def vm_functions(text: str) -> dict[str, str]:
     """The VM module's functions by name: their text."""
-    built = compile_str(
-        text, target_backends=["llvm-cpu"], extra_args=["--compile-to=vm"]
-    ).decode()
+    built = compile_str(text, target_backends=["llvm-cpu"], extra_args=["--compile-to=vm"]).decode()
     parts = built.split("\n    vm.func private @")[1:]
     return {part.split("(", 1)[0]: part.split("\n    }", 1)[0] for part in parts}
 
@@ -35,7 +33,7 @@ def test_the_timed_run_holds_the_variant_alone():
     body = functions[explore]
     reads = [m.start() for m in re.finditer(r"vm\.call @autotune\.now_ns\(", body)]
     assert len(reads) == 3  # the start, and the stop of each branch's run (with or without check)
-    for start, stop in zip(reads, reads[1:]):
+    for start, stop in zip(reads, reads[1:], strict=False):
         timed = body[start:stop]
         assert timed.count("@hal.device.queue.alloca(") == 1, timed  # the result; no copies
         assert "@hal.device.queue.dealloca(" not in timed
@@ -137,4 +135,3 @@ def test_a_group_of_two_results_runs_while_exploring_and_once_committed():
     assert stats["explored_calls"] >= 3 and stats["decision"] is not None, stats
     np.testing.assert_allclose(module.run(x), 3 * x + 1, atol=1e-6)
     module.close()
-
