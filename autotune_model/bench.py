@@ -51,6 +51,10 @@ class Operand:
         )
         return "x".join([*(str(s) for s in self.shape), element])
 
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * numpy_type(self.dtype).itemsize
+
     def array(self, seed: int) -> np.ndarray:
         """Deterministic input data: uniform in [-1, 1) (integers: 0..7)."""
         rng = np.random.default_rng(seed)

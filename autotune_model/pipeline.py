@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from autotune_model.compile_cache import CompileCache
 from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
 from autotune_model.freeze import take_cached
+from autotune_model.gains import Planned, dispatch_gains
 from autotune_model.measure import (
     ModelFunction,
     check_model,
@@ -395,12 +397,54 @@ def _tune(
             )
             vmfb, lowered = _build(flow, filename, function_name, [], options, policy, base_flags)
         lap("check")
+    if benchmarked and options.time_model and options.dispatch_gains and stock is not None:
+        _measure_gains(flow, filename, function_name, grouped, options, base_flags, inputs, report)
+        lap("gains in the model")
     if policy == Policy.STATIC:
         for tunable in tunables:
             winner = tunable.winner if tunable in grouped else DEFAULT.name
             tunable.result.frozen = tunable.frozen or [FrozenChoice(winner, TUNING)]
     report.peak_rss_mb = peak_memory()
     return TunedModel(vmfb, lowered, report)
+
+
+def _measure_gains(
+    flow: str,
+    filename: str,
+    function_name: str,
+    grouped: Sequence[Tunable],
+    options: TuneOptions,
+    base_flags: Sequence[str],
+    inputs: Sequence,
+    report: TuneReport,
+) -> None:
+    """Each dispatch tuned in this run: its gain in the model (`gains`), measured on the
+    model built with its groups `explicit` (the tuning cache's decisions left out)."""
+    measured = [t for t in grouped if not t.frozen and t.winner != DEFAULT.name]
+    if not measured:
+        return
+    plan = [
+        Planned(
+            t.group,
+            f"{t.export}__{t.winner}",
+            t.export,
+            t.result.default_ns or 0.0,
+            t.result.best.median_ns if t.result.best and t.result.best.median_ns else 0.0,
+            max(1, len(re.findall(rf"flow\.dispatch @[^:\s]+::@{re.escape(t.export)}\b", flow))),
+            sum(o.nbytes for o in t.bench.operands),
+        )
+        for t in measured
+    ]
+    try:
+        explicit, _ = _build(
+            flow, filename, function_name, measured, options, Policy.EXPLICIT, base_flags
+        )
+        found = dispatch_gains(explicit, function_name, inputs, plan, DEVICES[options.target])
+    except (DiagnosticError, RuntimeError) as err:
+        report.notes.append(f"the tuned dispatches' gains in the model were not measured: {err}")
+        return
+    for t in measured:
+        t.result.model_gain = found.get(t.group)
 
 
 def peak_memory() -> dict[str, int]:

@@ -54,6 +54,22 @@ class FrozenChoice:
 
 
 @dataclass
+class ModelGain:
+    """What a kept dispatch gained in the model against what it gained alone
+    (`autotune_model.gains`): per model call, the time its winner saved alone (times its
+    dispatches per call), the model's time with it at IREE's own configuration less with
+    every group at its winner, that difference's noise (two standard errors), the model's
+    time, and a sentence on whether the promise held."""
+
+    promised_ns: float
+    gained_ns: float
+    noise_ns: float
+    dispatches_per_call: int
+    model_ns: float
+    why: str
+
+
+@dataclass
 class DispatchResult:
     """One tuned dispatch: its export, the sizes it was benchmarked at, its candidates."""
 
@@ -63,6 +79,7 @@ class DispatchResult:
     operands: list[str]  # the tensor operands' shapes, as `16x256xf32`
     candidates: list[CandidateResult] = field(default_factory=list)
     frozen: list[FrozenChoice] = field(default_factory=list)  # `static`: what runs
+    model_gain: ModelGain | None = None  # measured in the model (None: not measured)
 
     @property
     def default_ns(self) -> float | None:
@@ -179,6 +196,7 @@ class TuneReport:
                     list(d["operands"]),
                     [CandidateResult(**c) for c in d["candidates"]],
                     [FrozenChoice(**f) for f in d.get("frozen", [])],
+                    ModelGain(**d["model_gain"]) if d.get("model_gain") else None,
                 )
                 for d in data["dispatches"]
             ]
@@ -344,10 +362,26 @@ def _jobs(report: TuneReport) -> list[str]:
     ]
 
 
+def _model_gains(report: TuneReport) -> list[str]:
+    """Per kept dispatch measured in the model: promised alone, gained there, and why."""
+    measured = [d for d in report.dispatches if d.model_gain is not None]
+    if not measured:
+        return []
+    promised = sum(d.model_gain.promised_ns for d in measured)  # type: ignore[union-attr]
+    gained = sum(d.model_gain.gained_ns for d in measured)  # type: ignore[union-attr]
+    lines = [
+        f"in the model: {len(measured)} tuned dispatch{'' if len(measured) == 1 else 'es'} "
+        f"promised {_us(promised)} us per call alone and gained {_us(gained)} us"
+    ]
+    for d in measured:
+        lines.append(f"  {d.export}: {d.model_gain.why}")  # type: ignore[union-attr]
+    return lines
+
+
 def summary_lines(report: TuneReport) -> list[str]:
     """The model's end-to-end result, what was frozen, the time spent, and what was
     dropped or skipped."""
-    lines = _base(report) + _end_to_end(report) + _frozen(report)
+    lines = _base(report) + _end_to_end(report) + _model_gains(report) + _frozen(report)
     spent = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
     lines.append(f"tuning time: {spent}")
     lines += _jobs(report)

@@ -46,6 +46,7 @@ class TuneOptions:
     check_tolerance: float = 1e-2  # the whole model's results against the stock build's
     repeats: int = 15
     time_model: bool = True
+    dispatch_gains: bool = True  # each kept dispatch's gain measured in the model (`gains`)
     faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
     combine: bool = True  # a second round: the best two changes to different lists together
     budget: float = 0.0  # seconds of search (build + time candidates); rounds climb while left

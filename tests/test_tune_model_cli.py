@@ -45,6 +45,18 @@ def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
     assert "end to end (@mlp" in result.stdout and said in result.stdout
     assert report["model"] == str(model) and len(report["dispatches"]) == 2
     assert report["timing"]["stock_ns"] > 0 and report["timing"]["tuned_ns"] > 0
+    # each dispatch tuned to a candidate: its gain alone and in the model
+    for d in report["dispatches"]:
+        times = {c["name"]: c["median_ns"] for c in d["candidates"]}
+        kept = [c["name"] for c in d["candidates"] if c["fate"] == "kept"]
+        gain = d["model_gain"]
+        if not kept or min(times[k] for k in kept) >= times["default"]:
+            assert gain is None
+            continue
+        saved = times["default"] - min(times[k] for k in kept)
+        assert gain["promised_ns"] == saved and gain["dispatches_per_call"] == 1
+        assert gain["noise_ns"] >= 0 and gain["model_ns"] > 0
+        assert f"{d['export']}: " in result.stdout and "per call promised" in gain["why"]
     with load(out.read_bytes(), device="local-sync", cache=False) as module:
         args = mlp_inputs()
         assert_close(module.function("mlp")(*args), mlp_reference(args))
