@@ -94,6 +94,7 @@ class GroupOp(IRDLOperation):
     policy = opt_prop_def(PolicyName())
     choice = opt_prop_def(SymbolRefAttr)
     reference = opt_prop_def(SymbolRefAttr)
+    expected = opt_prop_def(SymbolRefAttr)
     warmup = opt_prop_def(IntegerAttr)
     min_samples = opt_prop_def(IntegerAttr)
     max_samples = opt_prop_def(IntegerAttr)
@@ -113,6 +114,7 @@ class GroupOp(IRDLOperation):
         policy: str | None = None,
         choice: str | None = None,
         reference: str | None = None,
+        expected: str | None = None,
         warmup: int | None = None,
         min_samples: int | None = None,
         max_samples: int | None = None,
@@ -138,6 +140,7 @@ class GroupOp(IRDLOperation):
                 "policy": None if policy is None else StringAttr(policy),
                 "choice": sym(choice),
                 "reference": sym(reference),
+                "expected": sym(expected),
                 "warmup": integer(warmup),
                 "min_samples": integer(min_samples),
                 "max_samples": integer(max_samples),

@@ -1,14 +1,14 @@
 """The parameters of an `autotune.group`: their names, what each takes, and their checks.
 
 A group's attributes besides its name and variants are its parameters (`PARAMETERS`: the
-policy, `choice` and `reference`, the stop rule's sample counts and thresholds, sample
-workloads, `warm_start`). They are checked twice. Reading a group from its attributes
-(`read_parameters`) refuses an unknown name or a value of the wrong kind with a
+policy, `choice`, `reference` and `expected`, the stop rule's sample counts and thresholds,
+sample workloads, `warm_start`). They are checked twice. Reading a group from its
+attributes (`read_parameters`) refuses an unknown name or a value of the wrong kind with a
 `GroupAttributeError` that names the key, which the syntax reports at that key. Verifying a
-group (`verify_parameters`) refuses values out of range, a `choice` or `reference` that is not
-a variant, and sample counts the runtime's stop rule would refuse. Which names are policies is
-the `policy` property's constraint (`PolicyName`), which xDSL checks with the group's other
-properties.
+group (`verify_parameters`) refuses values out of range, a `choice`, `reference` or
+`expected` that is not a variant, an `expected` outside the `online` policy, and sample
+counts the runtime's stop rule would refuse. Which names are policies is the `policy`
+property's constraint (`PolicyName`), which xDSL checks with the group's other properties.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from autotune_contracts.stop_rule import StopRule
 
 _INT_PARAMS = ("warmup", "min_samples", "max_samples")
 _FLOAT_PARAMS = ("confidence", "tolerance", "tie_band")
-_SYMBOL_PARAMS = ("choice", "reference")
+_SYMBOL_PARAMS = ("choice", "reference", "expected")
 PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workloads", "warm_start")
 """Every attribute a group accepts besides its name and variants."""
 
@@ -130,6 +130,10 @@ def verify_parameters(
     choice = properties.get("choice")
     if choice is not None and policy is not None and policy.data != Policy.STATIC:  # type: ignore[attr-defined]
         raise VerifyException('choice is only meaningful with policy "static"')
+    if properties.get("expected") is not None and (
+        choice is not None or (policy is not None and policy.data != Policy.ONLINE)  # type: ignore[attr-defined]
+    ):
+        raise VerifyException('expected is only meaningful with policy "online"')
     values = {key: _number(properties, key) for key in _INT_PARAMS}
     if values["warmup"] is not None and values["warmup"] < 0:
         raise VerifyException("warmup must be >= 0")

@@ -499,6 +499,10 @@ def _make_group(module: ModuleOp, sites: list[DispatchOp], tunable: Tunable, pol
         params["choice"] = tunable.export + ("" if winner == DEFAULT.name else f"__{winner}")
     elif policy in (Policy.EXPLICIT, Policy.INIT):
         params["workloads"] = [tunable.workload]
+    elif policy == Policy.ONLINE:
+        # offline tuning's winner: the function's fast path runs it (`lowering.fast_path`)
+        winner = tunable.winner
+        params["expected"] = tunable.export + ("" if winner == DEFAULT.name else f"__{winner}")
     tile_variants(module, first, kept, **params)
     for site in sites[1:]:
         site.properties["entry_points"] = ArrayAttr(list(first.entry_points.data))

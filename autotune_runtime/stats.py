@@ -42,6 +42,7 @@ from __future__ import annotations
 import heapq
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from autotune_contracts.stop_rule import StopRule
@@ -157,11 +158,13 @@ class VariantStats:
 
 
 def next_or_winner(
-    rule: StopRule, variants: list[VariantStats], first: int = 0
+    rule: StopRule, variants: list[VariantStats], first: int | Sequence[int] = 0
 ) -> tuple[int | None, int | None]:
     """Apply the stop rule: (variant to run next, None) or (None, winner). Among variants
-    with equally few runs, `first` (the reference) runs first; it also comes first in the
-    tie-break of the winner (`tie_break`)."""
+    with equally few runs, `first` (the reference; or the first of a preference order,
+    such as the expected variant and then the reference) runs first; the preference
+    order is the tie-break's (`tie_break`)."""
+    lead = first if isinstance(first, int) else first[0]
     _drop_far(rule, variants)
     active = [i for i, v in enumerate(variants) if not v.eliminated]
     if not active:
@@ -179,7 +182,7 @@ def next_or_winner(
         short = [i for i in active if variants[i].runs < full]
         if not short:
             return None, tie_break(rule, variants, active, first)
-    return min(short, key=lambda i: (variants[i].runs, i != first, i)), None
+    return min(short, key=lambda i: (variants[i].runs, i != lead, i)), None
 
 
 def tied(rule: StopRule, variants: list[VariantStats], candidates: list[int]) -> list[int]:
@@ -189,13 +192,18 @@ def tied(rule: StopRule, variants: list[VariantStats], candidates: list[int]) ->
 
 
 def tie_break(
-    rule: StopRule, variants: list[VariantStats], candidates: list[int], first: int
+    rule: StopRule,
+    variants: list[VariantStats],
+    candidates: list[int],
+    first: int | Sequence[int],
 ) -> int:
     """The winner among `candidates`: of those within the tie band of the fastest (all of
-    them when none has a median), `first` (the reference), else the first in variant
-    order. So variants within noise of each other give the same choice on every run."""
+    them when none has a median), `first` (the reference, or the first of a preference
+    order that is), else the first in variant order. So variants within noise of each
+    other give the same choice on every run."""
     band = tied(rule, variants, candidates) or candidates
-    return first if first in band else min(band)
+    order = (first,) if isinstance(first, int) else tuple(first)
+    return next((i for i in order if i in band), min(band))
 
 
 def _intervals(

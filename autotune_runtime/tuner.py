@@ -87,6 +87,10 @@ class GroupInfo:
     setter: str | None = None
     """Exported function that sets an `explicit` group's choice (`getter` reads it)."""
     getter: str | None = None
+    expected: int | None = None
+    """The variant the group is expected to settle on (offline tuning's winner): first in
+    the tie-break, before the reference (the lowered module runs a fast path while every
+    site of a function has chosen its expected variant)."""
     keys: tuple[Key, ...] = ()
     """The workload keys `__autotune` / `__autotune_init` tune (static keys and the
     group's `workloads` samples); empty for a dynamic group without `workloads`."""
@@ -110,6 +114,7 @@ class GroupInfo:
             setter=entry.get("setter"),
             getter=entry.get("getter"),
             keys=tuple(tuple(int(v) for v in k) for k in entry.get("keys", [])),
+            expected=int(entry["expected"]) if entry.get("expected") is not None else None,
         )
 
     def variant_index(self, variant: object) -> int:
@@ -369,7 +374,9 @@ class Tuner:
         if state.prior is not None and not state.confirmation_failed:
             variant, winner = self._confirm(gid, state)
         if variant is None and winner is None:
-            variant, winner = next_or_winner(self.rule_for(gid), state.variants, reference)
+            variant, winner = next_or_winner(
+                self.rule_for(gid), state.variants, self._preference(gid)
+            )
         if winner is not None:
             self._commit(gid, key, state, winner)
             assert state.decision is not None
@@ -378,6 +385,12 @@ class Tuner:
         assert variant is not None
         self.in_flight = (gid, key, variant)
         return variant, False, variant != reference and not self._validated(gid, key, variant)
+
+    def _preference(self, gid: int) -> tuple[int, ...]:
+        """The tie-break's order: the group's expected variant, then its reference."""
+        group = self.groups[gid]
+        expected = () if group.expected is None else (group.expected,)
+        return tuple(dict.fromkeys((*expected, group.reference)))
 
     def _validated(self, gid: int, key: Key, variant: int) -> bool:
         """Whether `variant` agreed with the reference at this key, or at another key of
@@ -489,9 +502,9 @@ class Tuner:
         state = self.state(gid, key)
         if state.decision is None:
             everyone = list(range(len(state.variants)))
-            reference = self.groups[gid].reference
+            rule = self.rule_for(gid)
             self._commit(
-                gid, key, state, tie_break(self.rule_for(gid), state.variants, everyone, reference)
+                gid, key, state, tie_break(rule, state.variants, everyone, self._preference(gid))
             )
         assert state.decision is not None
         return state.decision

@@ -18,10 +18,15 @@ in turn on the same inputs, held on the device, for a few seconds: medians. Rati
 (settled) / frozen (1.0: nothing of tuning is left on the calls). Goals: settled within
 100 calls, ratio <= 1.01.
 
+The tuned module's groups name offline tuning's winner as their `expected` variant: the
+function runs a straight-line fast path while every group's decision is it (the detail
+counts the groups that settled on it, `decisions_as_expected`).
+
 What a committed group still costs, apart from the model: a chain of 8 groups of 3
 variants (`kernels.many_groups_module`, 64 Ki floats each) built online (called until
-committed), explicit (`tune()`d: the same selection of the committed choice, no
-exploration code) and static with the same choices, interleaved calls (`chain` in the
+committed), online with each group's decision named `expected` (the fast path), explicit
+(`tune()`d: the same selection of the committed choice, no exploration code) and static
+with the same choices, interleaved calls on local-sync and on local-task (`chain` in the
 detail).
 """
 
@@ -130,6 +135,13 @@ def run(settings: Settings) -> CaseResult:
                 frozen_vmfb = _frozen(settings, model, options, executor, decisions)
                 times = _interleaved(module, frozen_vmfb, function.name, host_args, budget)
     ratio = statistics.median(times["online"]) / statistics.median(times["frozen"])
+    # what each group names as `expected` (offline tuning's winner): the function's fast
+    # path runs while every group's decision is it
+    expected = _expected_variants(online.report)
+    as_expected = sum(
+        expected.get(g.split("::")[-1].removesuffix("__tuned")) == v
+        for (g, _), v in decisions.items()
+    )
     settled = [c for c in settle_calls if c is not None]
     detail = {
         "model": MODEL,
@@ -145,6 +157,7 @@ def run(settings: Settings) -> CaseResult:
         "frozen_median_us": round(statistics.median(times["frozen"]) / 1e3, 1),
         "timed_calls_each": len(times["online"]),
         "decisions": {f"{g}": v for (g, _), v in sorted(decisions.items())},
+        "decisions_as_expected": as_expected,
         "last_to_decide": {
             "group": last["group"],
             "explored_calls": last["explored_calls"],
@@ -173,34 +186,66 @@ def run(settings: Settings) -> CaseResult:
     )
 
 
+def _expected_variants(report) -> dict[str, str]:
+    """Per tuned export, the variant its group names `expected` (the fastest offline:
+    IREE's own export, or `export__candidate`)."""
+    out = {}
+    for d in report.dispatches:
+        best = d.best
+        if d.kept and best is not None:
+            out[d.export] = d.export if best.fate == "reference" else f"{d.export}__{best.name}"
+    return out
+
+
 def _chain(settings: Settings) -> dict:
-    """Per-call medians (µs) of a chain of `CHAIN` committed groups: online, explicit and
-    static builds of the same choices (see the module docstring)."""
+    """Per-call medians (µs) of a chain of `CHAIN` committed groups: online, online with
+    each group's decision named `expected` (the fast path), explicit and static builds of
+    the same choices, on `local-sync` and on `local-task` (see the module docstring)."""
     import warnings
 
+    from autotune_runtime import load
     from benchmarks.kernels import many_groups_module
 
     text = many_groups_module(CHAIN, 3, CHAIN_SIZE)
     x = np.ones(CHAIN_SIZE, np.float32)
-    online = load_module(compile_module(text, "online"))
-    explicit = load_module(compile_module(text, "explicit"))
+    builds = {
+        "online": compile_module(text, "online"),
+        "explicit": compile_module(text, "explicit"),
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the variants add different tags: rejected
-        while len(online.decisions()) < CHAIN:
-            online.run0(x)
-        explicit.tune()
-    rows = [{"group": g, "workload": [], "variant": v} for (g, _), v in online.decisions().items()]
-    static = load_module(compile_module(text, "static", freeze(settings, "b10_chain", rows)))
-    modules = {"online": online, "explicit": explicit, "static": static}
-    calls = []
-    for module in modules.values():
-        function, arg = raw_function(module, "run0"), device_array(module, x)
-        calls.append(lambda f=function, a=arg: f(a))
-    times = interleaved(calls, 300 if settings.quick else 3000)
-    for module in modules.values():
-        module.close()
-    result = {name: round(median(t) / 1e3, 2) for name, t in zip(modules, times, strict=True)}
-    return {"groups": CHAIN, "elements": CHAIN_SIZE, **result}
+        with load_module(builds["online"]) as online:
+            while len(online.decisions()) < CHAIN:
+                online.run0(x)
+            decisions = online.decisions()
+    rows = [{"group": g, "workload": [], "variant": v} for (g, _), v in decisions.items()]
+    expected = {
+        int(g.split("::")[0][1:]): int(v.rsplit("_v", 1)[1]) for (g, _), v in decisions.items()
+    }
+    builds["online, expected"] = compile_module(
+        many_groups_module(CHAIN, 3, CHAIN_SIZE, expected=expected), "online"
+    )
+    builds["static"] = compile_module(text, "static", freeze(settings, "b10_chain", rows))
+    result: dict = {"groups": CHAIN, "elements": CHAIN_SIZE}
+    for device in (DEVICE, "local-task"):
+        modules = {name: load(vmfb, device=device, cache=False) for name, vmfb in builds.items()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name, module in modules.items():
+                while name.startswith("online") and len(module.decisions()) < CHAIN:
+                    module.run0(x)
+            modules["explicit"].tune()
+        calls = []
+        for module in modules.values():
+            function, arg = raw_function(module, "run0"), device_array(module, x)
+            calls.append(lambda f=function, a=arg: f(a))
+        times = interleaved(calls, 300 if settings.quick else 3000)
+        for module in modules.values():
+            module.close()
+        result[device] = {
+            name: round(median(t) / 1e3, 2) for name, t in zip(modules, times, strict=True)
+        }
+    return result
 
 
 def _frozen(settings, model, options, executor, decisions: dict) -> bytes:
@@ -270,22 +315,38 @@ def reading(d: dict, ratio: float) -> str:
     return (
         f"{d['model']} tuned online ({d['groups']} groups of {d['dispatches']} dispatches): "
         f"{settled}{capped}; goal ≤ {d['goal_calls']}: {goal_calls}. After that a call takes "
-        f"{ratio:.3f}x the frozen build's; goal ≤ {d['goal_ratio']}: {goal_ratio}."
-        + ("" if ratio <= d["goal_ratio"] else _why(d))
+        f"{ratio:.3f}x the frozen build's; goal ≤ {d['goal_ratio']}: {goal_ratio}." + _why(d)
     )
 
 
 def _why(d: dict) -> str:
-    c = d["chain"]
+    fast = (
+        "every group settled on its `expected` variant (offline tuning's winner), so the "
+        "function ran its fast path, one straight-line region as the frozen build's"
+        if d.get("decisions_as_expected") == d["groups"]
+        else f"{d.get('decisions_as_expected', 0)} of {d['groups']} groups settled on their "
+        "`expected` variant (offline tuning's winner): the function runs its fast path only "
+        "when every one does, else each site selects its variant (an `scf.if` on its choice "
+        "global, where IREE ends one execution region and starts another)"
+    )
+    return f" Why: {fast}. {_chain_sentence(d['chain'])}"
+
+
+def _chain_sentence(c: dict) -> str:
+    parts = []
+    for device in ("local-sync", "local-task"):
+        t = c.get(device)
+        if not t:
+            continue
+        parts.append(
+            f"{device}: online {t['online']:.1f}, online with `expected` (the fast path) "
+            f"{t['online, expected']:.1f}, explicit {t['explicit']:.1f}, static "
+            f"{t['static']:.1f} ({t['online'] / t['static']:.2f}x, "
+            f"{t['online, expected'] / t['static']:.2f}x, {t['explicit'] / t['static']:.2f}x)"
+        )
     return (
-        " Why: a committed group still selects its variant on every call (a chain of "
-        "`scf.if` on its choice global around the variants' dispatches, each branch a "
-        "command buffer of its own), where the frozen build runs one stream of dispatches; "
-        "the selection, not the exploration code, is what costs: on "
-        f"a chain of {c['groups']} committed groups of {c['elements'] // 1024} Ki floats, "
-        f"online {c['online']:.1f} µs, explicit (the same selection without exploration "
-        f"code) {c['explicit']:.1f} µs, static {c['static']:.1f} µs per call "
-        f"({c['online'] / c['static']:.2f}x and {c['explicit'] / c['static']:.2f}x)."
+        f"A chain of {c['groups']} committed groups of {c['elements'] // 1024} Ki floats, µs "
+        "per call: " + "; ".join(parts) + "."
     )
 
 

@@ -74,6 +74,7 @@ def many_groups_module(
     size: int = 16,
     per_function: int | None = None,
     grouped: int | None = None,
+    expected: dict[int, int] | None = None,
 ) -> str:
     """`groups` executables `@e<i>`, each with a group `@add` of `variants` kernels
     `@g<i>_v<k>` (each adds its own constant, so no two kernels are alike). The groups are
@@ -83,7 +84,8 @@ def many_groups_module(
 
     With `grouped`, only the first `grouped` executables have a group: the others are
     plain executables of the same kernels, whose first kernel is dispatched directly (a
-    model with a few tuned kernels among many)."""
+    model with a few tuned kernels among many). `expected` names group g's variant
+    `expected[g]` as the one it is expected to settle on (the functions' fast path)."""
     t = f"tensor<{size}xf32>"
     parts = ["module {\n"]
     for g in range(groups):
@@ -97,7 +99,8 @@ def many_groups_module(
                 "%r",
             )
         with_group = grouped is None or g < grouped
-        parts.append(_executable(f"e{g}", "add" if with_group else None, kernels))
+        attrs = f"{{expected = @g{g}_v{expected[g]}}}" if expected and g in expected else ""
+        parts.append(_executable(f"e{g}", "add" if with_group else None, kernels, attrs))
     chunk = per_function or groups
     for first in range(0, groups, chunk):
         lines = [f"  util.func public @run{first // chunk}(%a: {t}) -> {t} {{"]

@@ -16,6 +16,8 @@ Per policy (docs/lowering.md has the emitted IR):
   measured again.
 
 The variants are selected with a nested `scf.if` chain (one branch per variant, any count).
+A function whose online groups name the variant each is `expected` to settle on also gets
+a fast path that runs those directly while every site has chosen them (`lowering.fast_path`).
 Each policy's lowering is a `PolicyLowering` (`lowering.policies`), chosen by `LOWERINGS`;
 the run's state is a `LoweringState` (`lowering.state`), passed to every step.
 """
@@ -43,6 +45,7 @@ from lowering.decisions import load_decisions, match_decisions
 from lowering.discovery import check_call_cycles, check_other_uses, collect_groups, collect_sites
 from lowering.emitter import Emitter
 from lowering.exploration import OnlineLowering
+from lowering.fast_path import finish_fast_paths, plan_fast_paths
 from lowering.groups import Site
 from lowering.module_output import finish_module
 from lowering.policies import PolicyLowering, StaticLowering
@@ -81,8 +84,10 @@ def lower_groups(
     state.static_decisions = match_decisions(state.groups.values(), decisions or [], decisions_from)
     for group in state.groups.values():
         LOWERINGS[group.policy].prepare(state, group)
+    fast_paths = plan_fast_paths(state, sites)
     for site in sites:
         lower_site(state, site)
+    finish_fast_paths(state, fast_paths)
     for lowering in LOWERINGS.values():
         lowering.finish(state, sites)
     finish_module(state)

@@ -53,6 +53,7 @@ def lower_online(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue
     key = [em.to_i64(w) for w in site.key]
     scope = state.site_scope(site.group)
     choice, hit, choice_name, key_names = committed_choice(state, em, site, key, scope)
+    state.site_choices[site.op] = choice_name
     stores = [(choice_name, key_names), committed_choice_names(state, site, len(key))]
     types = [r.type for r in site.op.results]
 

@@ -115,6 +115,12 @@ class Group:
             return 0
         return self.variants.index(reference.root_reference.data)
 
+    @property
+    def expected_index(self) -> int | None:
+        """The index of the variant the group is expected to settle on (`expected`)."""
+        expected = self.op.expected
+        return None if expected is None else self.variants.index(expected.root_reference.data)
+
     def key_index(self, key: tuple[int, ...]) -> int:
         return self.keys.setdefault(key, len(self.keys))
 

@@ -56,6 +56,8 @@ def metadata(state: LoweringState) -> list[dict]:
             "keys": [list(k) for k in group.keys],
             "params": {k: v.value.data for k, v in params.items()},  # type: ignore
         }
+        if group.expected_index is not None:
+            entry["expected"] = group.expected_index
         if group.gid in state.accessors:
             entry["setter"], entry["getter"] = state.accessors[group.gid]
         entries.append(entry)

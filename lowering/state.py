@@ -43,6 +43,8 @@ class LoweringState:
     """Outlined functions made so far, numbering their names."""
     online_sites: dict[int, int] = field(default_factory=dict)
     """Per group (by gid), the online sites given globals of their own so far."""
+    site_choices: dict[Operation, str] = field(default_factory=dict)
+    """Per online site lowered (its op), the committed-choice global it reads."""
 
     @classmethod
     def of(cls, module: ModuleOp, default_policy: Policy, base_dir: Path | None) -> LoweringState:

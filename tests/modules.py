@@ -359,3 +359,29 @@ def two_result_module(variants: int = 3, size: int = 1024) -> str:
   }}
 }}
 """
+
+
+def tagged_chain_module(expected: list[int | None], variants: int = 3, size: int = 16) -> str:
+    """A chain of `len(expected)` tagged groups `@e<g>::@add` (variant k of group g adds
+    `10 ** g * (k + 1)`, so a result tells every group's variant), each naming
+    `expected[g]` as its `expected` variant where not None, dispatched in turn by
+    `@run(tensor<SIZExf32>)`."""
+    t = f"tensor<{size}xf32>"
+    parts = ["module {"]
+    for g, want in enumerate(expected):
+        names = [f"g{g}_v{k}" for k in range(variants)]
+        kernels = "".join(_kernel(n, 10.0**g * (k + 1), False, size) for k, n in enumerate(names))
+        attrs = _lenient("" if want is None else f"{{expected = @{names[want]}}}")
+        parts.append(
+            f"  flow.executable private @e{g} {{\n{_static_exports(names)}\n"
+            f"    autotune.group @add variants([{', '.join('@' + n for n in names)}]) {attrs}\n"
+            f"    builtin.module {{{kernels}\n    }}\n  }}"
+        )
+    lines = [f"  util.func public @run(%a: {t}) -> {t} {{"]
+    value = "%a"
+    for g in range(len(expected)):
+        lines.append(f"    %r{g} = flow.dispatch @e{g}::@add({value}) : ({t}) -> {t}")
+        value = f"%r{g}"
+    lines.append(f"    util.return {value} : {t}\n  }}")
+    parts += ["\n".join(lines), "}\n"]
+    return "\n".join(parts)

@@ -1,4 +1,4 @@
-// expected-error: 12:50: 'autotune.group' op unknown group attribute 'polcy'; expected one of policy, choice, reference, warmup, min_samples, max_samples, confidence, tolerance, tie_band, workloads, warm_start
+// expected-error: 12:50: 'autotune.group' op unknown group attribute 'polcy'; expected one of policy, choice, reference, expected, warmup, min_samples, max_samples, confidence, tolerance, tie_band, workloads, warm_start
 module {
   flow.executable private @mm_ex {
     flow.executable.export public @mm_0 workgroups() -> (index, index, index) {

@@ -1,4 +1,4 @@
-// expected-error: 14:56: error: 'autotune.group' op unknown group attribute 'polcy'; expected one of policy, choice, reference, warmup, min_samples, max_samples, confidence, tolerance, tie_band, workloads, warm_start
+// expected-error: 14:56: error: 'autotune.group' op unknown group attribute 'polcy'; expected one of policy, choice, reference, expected, warmup, min_samples, max_samples, confidence, tolerance, tie_band, workloads, warm_start
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 #cuda = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 module {

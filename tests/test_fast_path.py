@@ -1,0 +1,113 @@
+"""The fast path of a function whose online groups name an `expected` variant: the lowered
+function branches once between a straight-line copy running every expected variant and
+the per-site selection; calls give the chosen variants' results whichever runs; the
+runtime prefers the expected variant among tied ones."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from modules import tagged_chain_module
+
+from autotune_dialect import parse_module
+from autotune_dialect.diagnostics import DiagnosticError
+from autotune_runtime import load
+from autotune_runtime.cache import Entry
+from autotune_runtime.stats import StopRule, VariantStats, tie_break
+from lowering.autotune_to_iree import lower_to_iree
+from lowering.driver import compile
+
+SIZE = 16
+
+
+def _blocks(text: str) -> list[str]:
+    """A function's blocks: the entry block's text, then each `^bb` block's."""
+    parts = text.split("\n  ^bb")
+    return [parts[0], *parts[1:]]
+
+
+def function_text(lowered: str, name: str) -> str:
+    start = lowered.index(f"util.func {'public' if name == 'run' else 'private'} @{name}(")
+    return lowered[start : lowered.index("\n  }\n", start)]
+
+
+def test_a_function_whose_groups_all_expect_a_variant_branches_once_to_a_straight_copy():
+    lowered = lower_to_iree(tagged_chain_module([1, 2, 0]), "online", locations=False)
+    public = function_text(lowered, "run")
+    entry, fast, body = _blocks(public)
+    assert "cf.cond_br" in entry and "flow.dispatch" not in entry
+    assert "util.call @run__autotune_expected" in fast and "util.return" in fast
+    assert "autotune.select" not in body and "scf.if" in body  # the lowered sites
+    fast = function_text(lowered, "run__autotune_expected")
+    dispatched = [
+        line.split("@", 1)[1].split("(")[0] for line in fast.splitlines() if "flow.dispatch" in line
+    ]
+    assert dispatched == ["e0::@g0_v1", "e1::@g1_v2", "e2::@g2_v0"]
+    assert "scf.if" not in fast and "autotune.select" not in fast
+    assert "autotune.select" in lowered  # the lowered copy still explores
+
+
+def test_a_function_with_a_site_that_expects_nothing_has_no_fast_path():
+    lowered = lower_to_iree(tagged_chain_module([1, None, 0]), "online", locations=False)
+    assert "__autotune_expected" not in lowered and "cf.cond_br" not in lowered
+
+
+def test_expected_is_an_online_groups_attribute_and_names_a_variant():
+    text = tagged_chain_module([1, 2, 0])
+    with pytest.raises(DiagnosticError, match="expected @nope is not one of the group's variants"):
+        parse_module(text.replace("expected = @g0_v1", "expected = @nope"))
+    with pytest.raises(DiagnosticError, match='expected is only meaningful with policy "online"'):
+        parse_module(text.replace("expected = @g0_v1", 'expected = @g0_v1, policy = "explicit"'))
+
+
+def test_the_tie_break_takes_the_expected_variant_then_the_reference():
+    rule = StopRule()
+    variants = [VariantStats() for _ in range(3)]
+    for v, t in zip(variants, (1000.0, 990.0, 1500.0), strict=True):
+        for _ in range(4):
+            v.add(t, 0)
+    assert tie_break(rule, variants, [0, 1, 2], (1, 0)) == 1
+    assert tie_break(rule, variants, [0, 1, 2], (2, 0)) == 0  # 2 is not tied: the reference
+    assert tie_break(rule, variants, [0, 1, 2], 0) == 0
+
+
+def tags(choices: list[int]) -> float:
+    return sum(10.0**g * (k + 1) for g, k in enumerate(choices))
+
+
+@pytest.fixture(scope="module")
+def vmfb() -> bytes:
+    return compile(tagged_chain_module([1, 2, 0], size=SIZE), policy="online")
+
+
+def test_online_tuning_settles_on_the_expected_variants_within_the_tie_band(vmfb):
+    x = np.arange(SIZE, dtype=np.float32)
+    # no variant eliminated (they cost the same): every one reaches the tie-break
+    rule = {"tie_band": 0.99, "confidence": 1 - 1e-12, "max_samples": 4}
+    with load(vmfb, device="local-sync", cache=False, **rule) as module:
+        for _ in range(200):
+            got = module.run(x)
+            if len(module.decisions()) == 3:
+                break
+        assert sorted(module.decisions().values()) == ["g0_v1", "g1_v2", "g2_v0"]
+        for _ in range(3):  # the fast path: every site on its expected variant
+            np.testing.assert_array_equal(module.run(x), x + tags([1, 2, 0]))
+        assert got is not None
+
+
+@pytest.mark.parametrize("choices", [[1, 2, 0], [1, 0, 0], [2, 1, 1]])
+def test_calls_run_the_committed_choices_on_either_path(vmfb, tmp_path, choices):
+    """Decisions read from the tuning cache: all expected (the fast path) or not (the
+    per-site selection); every call gives the chosen variants' tags."""
+    path = tmp_path / "cache.sqlite"
+    with load(vmfb, device="local-sync", cache=path) as module:
+        for gid, group in module.groups.items():
+            variant = group.variants[choices[int(group.container[1:])]]
+            key = module.tuner.cache_key(gid, ())
+            module.cache.put(Entry(key, variant, {}, {}, time.time()))
+    x = np.arange(SIZE, dtype=np.float32)
+    with load(vmfb, device="local-sync", cache=path) as module:
+        for _ in range(4):
+            np.testing.assert_array_equal(module.run(x), x + tags(choices))
