@@ -22,7 +22,11 @@ that small.
 Tie band: whenever the rule commits on medians (indifference, or `max_samples`), the
 remaining variants within `tie_band` (default: the indifference) of the lowest median tie,
 and the tie-break picks the reference among them, else the first in variant order: runs
-on one machine then agree unless a variant is faster by more than the band.
+on one machine then agree unless a variant is faster by more than the band. A group's
+`expected` variant (offline tuning's winner) is the incumbent: the interval test
+eliminates it only when it is slower than the leader by more than the band, and while it
+is not eliminated it is the winner whenever the rule commits (a difference the interval
+test cannot tell from the band does not cost the function its fast path).
 
 Early drop: a variant far slower than the leader is not run until it has `min_samples`.
 Once the leader has a timed sample, a variant is dropped when its evidence exceeds
@@ -158,12 +162,17 @@ class VariantStats:
 
 
 def next_or_winner(
-    rule: StopRule, variants: list[VariantStats], first: int | Sequence[int] = 0
+    rule: StopRule,
+    variants: list[VariantStats],
+    first: int | Sequence[int] = 0,
+    incumbent: int | None = None,
 ) -> tuple[int | None, int | None]:
     """Apply the stop rule: (variant to run next, None) or (None, winner). Among variants
     with equally few runs, `first` (the reference; or the first of a preference order,
     such as the expected variant and then the reference) runs first; the preference
-    order is the tie-break's (`tie_break`)."""
+    order is the tie-break's (`tie_break`). The `incumbent` (a group's expected variant)
+    is eliminated only when it is slower than the leader by more than the tie band, and
+    wins whenever the rule commits while it is not eliminated."""
     lead = first if isinstance(first, int) else first[0]
     _drop_far(rule, variants)
     active = [i for i, v in enumerate(variants) if not v.eliminated]
@@ -172,16 +181,19 @@ def next_or_winner(
     needed = rule.warmup + rule.min_samples
     short = [i for i in active if variants[i].runs < needed]
     if not short:
-        _eliminate(rule, variants, active)
+        _eliminate(rule, variants, active, incumbent)
         active = [i for i in active if not variants[i].eliminated]
         if len(active) == 1:
             return None, active[0]
-        if _indifferent(rule, variants, active) is not None:
-            return None, tie_break(rule, variants, active, first)
         full = rule.warmup + rule.max_samples
+        if _indifferent(rule, variants, active) is not None or all(
+            variants[i].runs >= full for i in active
+        ):
+            # the incumbent stands where the interval test has not shown it slower
+            return None, incumbent if incumbent in active else tie_break(
+                rule, variants, active, first
+            )
         short = [i for i in active if variants[i].runs < full]
-        if not short:
-            return None, tie_break(rule, variants, active, first)
     return min(short, key=lambda i: (variants[i].runs, i != lead, i)), None
 
 
@@ -233,10 +245,12 @@ def _indifferent(rule: StopRule, variants: list[VariantStats], active: list[int]
     return leader if all(bound >= floor for bound in lower.values()) else None
 
 
-def _eliminate(rule: StopRule, variants: list[VariantStats], active: list[int]) -> None:
+def _eliminate(
+    rule: StopRule, variants: list[VariantStats], active: list[int], incumbent: int | None = None
+) -> None:
     _, upper, lower = _intervals(rule, variants, active)
     for i, bound in lower.items():
-        if bound > upper:
+        if bound > upper * (1.0 + rule.band if i == incumbent else 1.0):
             variants[i].eliminated = True
 
 

@@ -375,7 +375,7 @@ class Tuner:
             variant, winner = self._confirm(gid, state)
         if variant is None and winner is None:
             variant, winner = next_or_winner(
-                self.rule_for(gid), state.variants, self._preference(gid)
+                self.rule_for(gid), state.variants, self._preference(gid), self.groups[gid].expected
             )
         if winner is not None:
             self._commit(gid, key, state, winner)
