@@ -23,10 +23,11 @@ Tie band: whenever the rule commits on medians (indifference, or `max_samples`),
 remaining variants within `tie_band` (default: the indifference) of the lowest median tie,
 and the tie-break picks the reference among them, else the first in variant order: runs
 on one machine then agree unless a variant is faster by more than the band. A group's
-`expected` variant (offline tuning's winner) is the incumbent: the interval test
-eliminates it only when it is slower than the leader by more than the band, and while it
-is not eliminated it is the winner whenever the rule commits (a difference the interval
-test cannot tell from the band does not cost the function its fast path).
+`expected` variant (offline tuning's winner) is the incumbent: it is never dropped early,
+the interval test eliminates it only when it is slower than the leader by more than the
+band, and while it is not eliminated it is the winner whenever the rule commits (a
+difference the interval test cannot tell from the band does not cost the function its
+fast path).
 
 Early drop: a variant far slower than the leader is not run until it has `min_samples`.
 Once the leader has a timed sample, a variant is dropped when its evidence exceeds
@@ -174,7 +175,7 @@ def next_or_winner(
     is eliminated only when it is slower than the leader by more than the tie band, and
     wins whenever the rule commits while it is not eliminated."""
     lead = first if isinstance(first, int) else first[0]
-    _drop_far(rule, variants)
+    _drop_far(rule, variants, incumbent)
     active = [i for i, v in enumerate(variants) if not v.eliminated]
     if not active:
         return None, 0
@@ -271,16 +272,16 @@ def evidence(v: VariantStats, penalty: float | None) -> float | None:
     return None
 
 
-def _drop_far(rule: StopRule, variants: list[VariantStats]) -> None:
-    """Early drop (see the module docstring)."""
+def _drop_far(rule: StopRule, variants: list[VariantStats], incumbent: int | None = None) -> None:
+    """Early drop (see the module docstring); never of the `incumbent`."""
     timed = [v for v in variants if not v.eliminated and v.samples]
     if not timed or not math.isfinite(rule.early_drop):
         return
     lead = min(timed, key=lambda v: v.median)
     limit = rule.early_drop * lead.median
     penalty = cold_penalty(variants)
-    for v in variants:
-        if v is lead or v.eliminated:
+    for i, v in enumerate(variants):
+        if v is lead or v.eliminated or i == incumbent:
             continue
         low = evidence(v, penalty)
         if low is not None and low > limit:
