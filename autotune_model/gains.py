@@ -22,9 +22,8 @@ from dataclasses import dataclass
 
 from autotune_model.bench import Operand
 from autotune_model.report import ModelGain
+from autotune_runtime.stats import median_error
 
-_MAD_TO_SIGMA = 1.4826
-_MEDIAN_EFFICIENCY = 1.2533  # standard error of the median / of the mean, normal data
 HELD = 0.5
 """A dispatch whose gain in the model is at least this share of its gain alone kept its
 promise."""
@@ -91,8 +90,7 @@ def standard_error(samples: Sequence[float]) -> float:
     if len(samples) < 2:
         return math.inf
     middle = statistics.median(samples)
-    spread = statistics.median(abs(s - middle) for s in samples)
-    return _MEDIAN_EFFICIENCY * _MAD_TO_SIGMA * spread / math.sqrt(len(samples))
+    return median_error(statistics.median(abs(s - middle) for s in samples), len(samples))
 
 
 def gains(plan: Sequence[Planned], times: dict[str | None, list[int]]) -> dict[str, ModelGain]:
@@ -153,6 +151,7 @@ def _what_differs(p: Planned) -> str:
     )
 
 
+@functools.cache
 def _cache_sizes() -> list[tuple[str, int]]:
     """This CPU's data cache levels, smallest first: (name, bytes) from sysfs (empty
     where unreadable)."""

@@ -16,8 +16,8 @@
 
 from __future__ import annotations
 
-import re
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -398,7 +398,10 @@ def _tune(
             vmfb, lowered = _build(flow, filename, function_name, [], options, policy, base_flags)
         lap("check")
     if benchmarked and options.time_model and options.dispatch_gains and stock is not None:
-        _measure_gains(flow, filename, function_name, grouped, options, base_flags, inputs, report)
+        per_call = Counter(_export_name(d) for d in function.dispatches())
+        _measure_gains(
+            flow, filename, function, grouped, options, base_flags, inputs, report, per_call
+        )
         lap("gains in the model")
     if policy == Policy.STATIC:
         for tunable in tunables:
@@ -411,35 +414,37 @@ def _tune(
 def _measure_gains(
     flow: str,
     filename: str,
-    function_name: str,
+    function: ModelFunction,
     grouped: Sequence[Tunable],
     options: TuneOptions,
     base_flags: Sequence[str],
     inputs: Sequence,
     report: TuneReport,
+    per_call: Counter[str],
 ) -> None:
     """Each dispatch tuned in this run: its gain in the model (`gains`), measured on the
-    model built with its groups `explicit` (the tuning cache's decisions left out)."""
+    model built with its groups `explicit` (the tuning cache's decisions left out);
+    `per_call`: how many times the model function dispatches each export."""
     measured = [t for t in grouped if not t.frozen and t.winner != DEFAULT.name]
     if not measured:
         return
     plan = [
         Planned(
             t.group,
-            f"{t.export}__{t.winner}",
+            t.winner_variant,
             t.export,
             t.result.default_ns or 0.0,
             t.result.best.median_ns if t.result.best and t.result.best.median_ns else 0.0,
-            max(1, len(re.findall(rf"flow\.dispatch @[^:\s]+::@{re.escape(t.export)}\b", flow))),
+            max(1, per_call[t.export]),
             sum(o.nbytes for o in t.bench.operands),
         )
         for t in measured
     ]
     try:
         explicit, _ = _build(
-            flow, filename, function_name, measured, options, Policy.EXPLICIT, base_flags
+            flow, filename, function.name, measured, options, Policy.EXPLICIT, base_flags
         )
-        found = dispatch_gains(explicit, function_name, inputs, plan, DEVICES[options.target])
+        found = dispatch_gains(explicit, function.name, inputs, plan, DEVICES[options.target])
     except (DiagnosticError, RuntimeError) as err:
         report.notes.append(f"the tuned dispatches' gains in the model were not measured: {err}")
         return
@@ -495,14 +500,12 @@ def _make_group(module: ModuleOp, sites: list[DispatchOp], tunable: Tunable, pol
     params: dict[str, object] = {"policy": policy}
     first = sites[0]
     if policy == Policy.STATIC and not tunable.frozen:  # else the cache's decisions choose
-        winner = tunable.winner
-        params["choice"] = tunable.export + ("" if winner == DEFAULT.name else f"__{winner}")
+        params["choice"] = tunable.winner_variant
     elif policy in (Policy.EXPLICIT, Policy.INIT):
         params["workloads"] = [tunable.workload]
     elif policy == Policy.ONLINE:
         # offline tuning's winner: the function's fast path runs it (`lowering.fast_path`)
-        winner = tunable.winner
-        params["expected"] = tunable.export + ("" if winner == DEFAULT.name else f"__{winner}")
+        params["expected"] = tunable.winner_variant
     tile_variants(module, first, kept, **params)
     for site in sites[1:]:
         site.properties["entry_points"] = ArrayAttr(list(first.entry_points.data))

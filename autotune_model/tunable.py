@@ -102,6 +102,12 @@ class Tunable:
         best = self.result.best
         return best.name if best is not None and best.fate == KEPT else DEFAULT.name
 
+    @property
+    def winner_variant(self) -> str:
+        """The group's variant of the winner: IREE's export, or `export__candidate`."""
+        winner = self.winner
+        return self.export if winner == DEFAULT.name else f"{self.export}__{winner}"
+
     def ungroup(self, why: str) -> None:
         """Leave the dispatch as IREE builds it: its kept candidates become slower ones."""
         self.frozen = []

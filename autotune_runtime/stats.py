@@ -146,8 +146,7 @@ class VariantStats:
         n = len(self.samples)
         if n == 0 or self.failed:
             return math.inf
-        se = _MAD_TO_SIGMA * self.spread * _MEDIAN_EFFICIENCY / math.sqrt(n)
-        return max(se, noise_floor * self.median)
+        return max(median_error(self.spread, n), noise_floor * self.median)
 
     def summary(self) -> dict:
         return {
@@ -160,6 +159,12 @@ class VariantStats:
             "rejected": self.rejected,
             "eliminated": self.eliminated,
         }
+
+
+def median_error(spread: float, count: int) -> float:
+    """The standard error of a median of `count` samples whose median absolute deviation
+    is `spread` (normal data)."""
+    return _MAD_TO_SIGMA * spread * _MEDIAN_EFFICIENCY / math.sqrt(count)
 
 
 def next_or_winner(

@@ -99,6 +99,12 @@ class GroupInfo:
     def qualified_name(self) -> str:
         return interface.qualified_group_name(self.container, self.name)
 
+    @property
+    def preference(self) -> tuple[int, ...]:
+        """The tie-break's order: the expected variant, then the reference."""
+        expected = () if self.expected is None else (self.expected,)
+        return tuple(dict.fromkeys((*expected, self.reference)))
+
     @staticmethod
     def from_metadata(entry: dict) -> GroupInfo:
         return GroupInfo(
@@ -374,8 +380,9 @@ class Tuner:
         if state.prior is not None and not state.confirmation_failed:
             variant, winner = self._confirm(gid, state)
         if variant is None and winner is None:
+            group = self.groups[gid]
             variant, winner = next_or_winner(
-                self.rule_for(gid), state.variants, self._preference(gid), self.groups[gid].expected
+                self.rule_for(gid), state.variants, group.preference, group.expected
             )
         if winner is not None:
             self._commit(gid, key, state, winner)
@@ -385,12 +392,6 @@ class Tuner:
         assert variant is not None
         self.in_flight = (gid, key, variant)
         return variant, False, variant != reference and not self._validated(gid, key, variant)
-
-    def _preference(self, gid: int) -> tuple[int, ...]:
-        """The tie-break's order: the group's expected variant, then its reference."""
-        group = self.groups[gid]
-        expected = () if group.expected is None else (group.expected,)
-        return tuple(dict.fromkeys((*expected, group.reference)))
 
     def _validated(self, gid: int, key: Key, variant: int) -> bool:
         """Whether `variant` agreed with the reference at this key, or at another key of
@@ -504,7 +505,10 @@ class Tuner:
             everyone = list(range(len(state.variants)))
             rule = self.rule_for(gid)
             self._commit(
-                gid, key, state, tie_break(rule, state.variants, everyone, self._preference(gid))
+                gid,
+                key,
+                state,
+                tie_break(rule, state.variants, everyone, self.groups[gid].preference),
             )
         assert state.decision is not None
         return state.decision

@@ -131,17 +131,18 @@ def run(settings: Settings) -> CaseResult:
             settle_calls.append(settle(module, module.function(function.name), host_args))
             if index == 0:
                 decisions = module.decisions()
+                # the groups whose decision is their `expected` variant (offline tuning's
+                # winner): the function's fast path runs while every one's is
+                expected = {
+                    g.qualified_name: g.variants[g.expected]
+                    for g in module.groups.values()
+                    if g.expected is not None
+                }
+                as_expected = sum(expected.get(g) == v for (g, _), v in decisions.items())
                 last = max(module.stats(), key=lambda s: s["explored_calls"])
                 frozen_vmfb = _frozen(settings, model, options, executor, decisions)
                 times = _interleaved(module, frozen_vmfb, function.name, host_args, budget)
     ratio = statistics.median(times["online"]) / statistics.median(times["frozen"])
-    # what each group names as `expected` (offline tuning's winner): the function's fast
-    # path runs while every group's decision is it
-    expected = _expected_variants(online.report)
-    as_expected = sum(
-        expected.get(g.split("::")[-1].removesuffix("__tuned")) == v
-        for (g, _), v in decisions.items()
-    )
     settled = [c for c in settle_calls if c is not None]
     detail = {
         "model": MODEL,
@@ -184,17 +185,6 @@ def run(settings: Settings) -> CaseResult:
         detail=detail,
         extra={"settle_calls_max": worst},
     )
-
-
-def _expected_variants(report) -> dict[str, str]:
-    """Per tuned export, the variant its group names `expected` (the fastest offline:
-    IREE's own export, or `export__candidate`)."""
-    out = {}
-    for d in report.dispatches:
-        best = d.best
-        if d.kept and best is not None:
-            out[d.export] = d.export if best.fate == "reference" else f"{d.export}__{best.name}"
-    return out
 
 
 def _chain(settings: Settings) -> dict:
