@@ -199,6 +199,28 @@ _NO_OP_HERE = frozenset({"expected operation name in quotes"})
 
 
 _RESOURCES = re.compile(r"^\{-#.*?^#-\}", re.MULTILINE | re.DOTALL)
+_RESOURCE_USE = re.compile(r"dense_resource<([A-Za-z_][\w.$]*)>")
+_RESOURCE_ENTRY = re.compile(r'\s*([A-Za-z_][\w.$]*)\s*:\s*"0x[0-9A-Fa-f]*"\s*,?\s*')
+
+
+def resources_used(resources: str, text: str) -> str:
+    """The `{-# dialect_resources #-}` section holding the blobs of `resources` (a module's
+    sections, as `read_module` keeps them) that the `dense_resource`s of `text` name; empty
+    when it names none. A module cut out of a bigger one (a dispatch built alone) needs
+    them: IREE reads a `dense_resource` without its blob, and fails only where the values
+    are needed ("resource does not exist")."""
+    used = set(_RESOURCE_USE.findall(text))
+    if not used or not resources:
+        return ""
+    entries = [
+        line.strip().rstrip(",")
+        for line in resources.splitlines()
+        if (entry := _RESOURCE_ENTRY.fullmatch(line)) is not None and entry[1] in used
+    ]
+    if not entries:
+        return ""
+    body = ",\n".join(f"      {entry}" for entry in entries)
+    return "{-#\n  dialect_resources: {\n    builtin: {\n" + body + "\n    }\n  }\n#-}\n"
 
 
 def read_module(

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from autotune_dialect import interop, util
+from autotune_dialect.bridge import resources_used
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.generic_text import generic_text
 from autotune_dialect.interop import op_name
@@ -189,7 +190,9 @@ def bench_module(
     ]
     module = ModuleOp([*devices, executable.clone(), function])
     module.attributes.update(model.attributes)
-    return BenchModule(generic_text(module), kernel, tuple(operands), repeat)
+    text = generic_text(module)
+    blobs = resources_used(getattr(model, "resources", ""), text)  # weights in its kernel
+    return BenchModule(text + ("\n" + blobs if blobs else ""), kernel, tuple(operands), repeat)
 
 
 def _kernel_root(module: ir.Module, kernel: str) -> ir.Operation:

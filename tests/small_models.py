@@ -46,3 +46,40 @@ def fake_benchmark(job: BenchmarkJob) -> list[Measured]:
         Measured(job.dispatch, candidate, [fake_time(job.dispatch, candidate.name)], [])
         for candidate, _ in job.candidates
     ]
+
+
+def _blob(array: np.ndarray) -> str:
+    """A `dense_resource` blob of f32 values, as MLIR writes it (4-byte alignment, then
+    the bytes)."""
+    return "0x04000000" + array.astype(np.float32).tobytes().hex().upper()
+
+
+BIASED_WEIGHT = (np.arange(64 * 8, dtype=np.float32).reshape(64, 8) % 7 - 3) / 8
+BIAS = np.arange(8, dtype=np.float32) / 4 - 1
+BIASED = f"""func.func @biased(%x: tensor<4x64xf32>) -> tensor<4x8xf32> {{
+  %w = arith.constant dense_resource<weight_64x8> : tensor<64x8xf32>
+  %b = arith.constant dense_resource<bias_8> : tensor<8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<4x64xf32>, tensor<64x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %o = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}} ins(%r, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {{
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  }} -> tensor<4x8xf32>
+  return %o : tensor<4x8xf32>
+}}
+
+{{-#
+  dialect_resources: {{
+    builtin: {{
+      weight_64x8: "{_blob(BIASED_WEIGHT)}",
+      bias_8: "{_blob(BIAS)}"
+    }}
+  }}
+#-}}
+"""
+"""A matmul plus bias whose weights are `dense_resource` blobs, as iree-turbine writes
+them: IREE hoists the weight into a global and moves the small bias into the dispatch's
+kernel."""
