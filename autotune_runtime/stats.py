@@ -82,6 +82,10 @@ class VariantStats:
     _lower: list[float] = field(default_factory=list, repr=False)
     _upper: list[float] = field(default_factory=list, repr=False)
     _minimum: float = field(default=math.inf, repr=False)
+    _median_value: float = field(default=math.inf, repr=False)
+    """The median, kept up to date by `add` (inf with no sample, failed or rejected): the
+    stop rule reads it many times per call."""
+    _cold_minimum: float = field(default=math.inf, repr=False)
     _spread: float = field(default=0.0, repr=False)
     _spread_at: int = field(default=0, repr=False)
 
@@ -89,12 +93,14 @@ class VariantStats:
         """Its results disagree with the reference variant's: never choose it."""
         self.rejected = True
         self.eliminated = True
+        self._median_value = math.inf
 
     def add(self, elapsed_ns: float, warmup: int) -> None:
         self.runs += 1
         if not math.isfinite(elapsed_ns) or elapsed_ns < 0:
             self.failed = True
             self.eliminated = True
+            self._median_value = math.inf
         elif self.runs > warmup:
             value = float(elapsed_ns)
             self.samples.append(value)
@@ -109,14 +115,20 @@ class VariantStats:
                 heapq.heappush(self._upper, -heapq.heappop(self._lower))
             elif len(self._upper) > len(self._lower):
                 heapq.heappush(self._lower, -heapq.heappop(self._upper))
+            if not (self.failed or self.rejected):
+                self._median_value = self._median()
         else:
             self.cold.append(float(elapsed_ns))
+            self._cold_minimum = min(self._cold_minimum, float(elapsed_ns))
 
     @property
     def median(self) -> float:
-        if self.failed or self.rejected or not self.samples:
-            return math.inf
-        return self._median()
+        return self._median_value
+
+    @property
+    def cold_minimum(self) -> float:
+        """The fastest warm-up run (inf with none)."""
+        return self._cold_minimum
 
     def _median(self) -> float:
         if len(self._lower) > len(self._upper):
@@ -263,7 +275,9 @@ def _eliminate(
 def cold_penalty(variants: list[VariantStats]) -> float | None:
     """The largest extra time of a cold run over the same variant's median, among the
     variants that have both (None when none has)."""
-    penalties = [min(v.cold) - v.median for v in variants if v.cold and v.samples and not v.failed]
+    penalties = [
+        v.cold_minimum - v.median for v in variants if v.cold and v.samples and not v.failed
+    ]
     return max([0.0, *penalties]) if penalties else None
 
 
@@ -273,21 +287,27 @@ def evidence(v: VariantStats, penalty: float | None) -> float | None:
     if v.samples:
         return v.minimum
     if v.cold and penalty is not None:
-        return min(v.cold) - 2.0 * penalty
+        return v.cold_minimum - 2.0 * penalty
     return None
 
 
 def _drop_far(rule: StopRule, variants: list[VariantStats], incumbent: int | None = None) -> None:
-    """Early drop (see the module docstring); never of the `incumbent`."""
-    timed = [v for v in variants if not v.eliminated and v.samples]
-    if not timed or not math.isfinite(rule.early_drop):
+    """Early drop (see the module docstring); never of the `incumbent`. (The leader's own
+    evidence, its fastest sample, is below `early_drop` times its median: it is never
+    dropped.)"""
+    if not math.isfinite(rule.early_drop):
         return
-    lead = min(timed, key=lambda v: v.median)
-    limit = rule.early_drop * lead.median
-    penalty = cold_penalty(variants)
+    lead = min((v.median for v in variants if not v.eliminated), default=math.inf)
+    if lead == math.inf:
+        return
+    limit = rule.early_drop * lead
+    penalty: float | None = None
+    penalty_known = False
     for i, v in enumerate(variants):
-        if v is lead or v.eliminated or i == incumbent:
+        if v.eliminated or i == incumbent or not (v.samples or v.cold):
             continue
+        if not v.samples and not penalty_known:  # the penalty only where it is needed
+            penalty, penalty_known = cold_penalty(variants), True
         low = evidence(v, penalty)
         if low is not None and low > limit:
             v.eliminated = True

@@ -87,6 +87,10 @@ def test_a_real_model_tuned_under_every_policy_gives_the_stock_results(name, com
         assert not [n for n in report.notes if "last check" in n], report.notes
         # Every dispatch is tuned or says why not (in words: no internal names alone).
         assert {d.export for d in report.dispatches}.isdisjoint(report.skipped)
+        # IREE's own configuration of every dispatch builds and runs alone (MobileNetV2's
+        # weights in its kernels were lost: every candidate of 20 dispatches failed).
+        failed = [d.export for d in report.dispatches if d.best is None]
+        assert not failed, (policy, failed)
         if name in ("squeezenet_onnx", "mobilenet_turbine"):
             # Batch-1 convolutions (3x3 and depthwise) are tuned in IREE's form.
             assert not [e for e in report.skipped if "_conv_" in e], report.skipped
