@@ -10,9 +10,9 @@ sizes of IREE's `lowering_config` on the dispatch's root op:
   tile of each loop halved, or doubled with the reduction tile halved (IREE refuses
   vectors larger than its own choice). A distribution tile stays a multiple of its
   loop's vector tile; the cache level is left to IREE.
-- cuda (`#iree_gpu.lowering_config`): the `reduction` tile halved and doubled, and the
-  `workgroup` tile of a parallel loop doubled together with its `thread` tile (so the
-  number of threads, IREE's `workgroup_size`, stays right).
+- cuda (`#iree_gpu.lowering_config`): the choices IREE's GPU pipeline exposes
+  (`gpu_candidates`): tiles, the matrix intrinsic, subgroups, shared-memory staging and
+  its pipelining depth.
 
 Candidates are generated apart from compiling and benchmarking them (`bench`,
 `pipeline`): a config that IREE cannot build is dropped there, not here. After the first
@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from autotune_dialect.iree_configs import tile_lists, with_lists, without_cache_tiles
+from autotune_model.gpu_candidates import gpu_candidates
 from lowering.dispatch_configs import DispatchConfig
 
 
@@ -104,29 +105,36 @@ def _cpu(config: DispatchConfig, grow_vectors: bool = False) -> Iterator[Candida
 
 
 def _gpu(config: DispatchConfig) -> Iterator[Candidate]:
-    lists = tile_lists(config.lowering_config)
-    workgroup = lists.get("workgroup", [])
-    thread = lists.get("thread", [0] * len(workgroup))
-    reduction = lists.get("reduction", [])
+    for changed in gpu_candidates(config):
+        info = config.compilation_info(changed.lowering_config, changed.translation_info)
+        yield Candidate(changed.name, info)
 
-    def make(name: str, changed: dict[str, list[int]]) -> Candidate:
-        return Candidate(name, config.compilation_info(with_lists(config.lowering_config, changed)))
 
-    for axis, tile in enumerate(reduction):
-        if tile > 0:
-            for factor in (0.5, 2):
-                new = list(reduction)
-                new[axis] = int(tile * factor)
-                if new[axis] >= 1:
-                    yield make(_name("k", new), {"reduction": new})
-    for axis, tile in enumerate(workgroup):
-        if tile > 1 and axis < len(thread) and thread[axis] > 0:
-            new_workgroup, new_thread = list(workgroup), list(thread)
-            new_workgroup[axis] *= 2
-            new_thread[axis] *= 2
-            yield make(
-                _name("w", new_workgroup), {"workgroup": new_workgroup, "thread": new_thread}
-            )
+def _is_gpu(config: DispatchConfig) -> bool:
+    return "workgroup = [" in config.lowering_config
+
+
+def _beyond_tiles(config: DispatchConfig, candidate: Candidate) -> bool:
+    """Whether a GPU candidate changes more than IREE's tile lists."""
+    own = tile_lists(config.lowering_config)
+    changed = _configured(config, candidate)
+    return changed.translation_info != config.translation_info or with_lists(
+        changed.lowering_config, own
+    ) != with_lists(config.lowering_config, own)
+
+
+def _normalized(config: DispatchConfig, candidate: Candidate) -> tuple[str, str]:
+    """A GPU candidate's lowering config as IREE prints it, and its translation info."""
+    changed = _configured(config, candidate)
+    return with_lists(changed.lowering_config, {}), changed.translation_info
+
+
+def _configured(config: DispatchConfig, candidate: Candidate) -> DispatchConfig:
+    """`config` with the candidate's lowering config and translation info."""
+    info = candidate.compilation_info or config.compilation_info()
+    inner = info.removeprefix("#iree_codegen.compilation_info<lowering_config = ")
+    lowering, _, translation = inner.removesuffix(">").partition(", translation_info = ")
+    return replace(config, lowering_config=lowering, translation_info=translation)
 
 
 def combined(config: DispatchConfig, first: Candidate, second: Candidate) -> Candidate | None:
@@ -136,6 +144,8 @@ def combined(config: DispatchConfig, first: Candidate, second: Candidate) -> Can
     default = tile_lists(config.lowering_config)
     if first.is_default or second.is_default:
         return None
+    if _is_gpu(config) and (_beyond_tiles(config, first) or _beyond_tiles(config, second)):
+        return None  # an intrinsic, staging or thread count is not merged
     a, b = changes(config, first), changes(config, second)
     if not a or not b or set(a) & set(b):
         return None
@@ -173,10 +183,17 @@ def around(config: DispatchConfig, centre: Candidate) -> list[Candidate]:
     IREE's own, which round one covers."""
     if centre.is_default:
         return []
+    if _is_gpu(config):  # named after the centre: the changes are not all tile lists
+        own = _normalized(config, DEFAULT)
+        return [
+            Candidate(f"{centre.name}_{c.name}", c.compilation_info)
+            for c in _gpu(_configured(config, centre))
+            if _normalized(config, c) != own  # a step back to IREE's own
+        ]
     centred = replace(
         config, lowering_config=with_lists(config.lowering_config, changes(config, centre))
     )
-    generated = _gpu(centred) if "workgroup = [" in config.lowering_config else _cpu(centred, True)
+    generated = _cpu(centred, True)
     out = []
     for candidate in generated:
         changed = changes(config, candidate)
@@ -190,7 +207,7 @@ def around(config: DispatchConfig, centre: Candidate) -> list[Candidate]:
 
 def candidates(config: DispatchConfig, limit: int = 6) -> list[Candidate]:
     """`DEFAULT` and up to `limit` other distinct candidates for a dispatch."""
-    generated = _gpu(config) if "workgroup = [" in config.lowering_config else _cpu(config)
+    generated = _gpu(config) if _is_gpu(config) else _cpu(config)
     out = [DEFAULT]
     seen: set[str | None] = {None, DEFAULT.name}
     for candidate in generated:

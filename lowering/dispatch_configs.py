@@ -53,13 +53,16 @@ class DispatchConfig:
         """The distribution (workgroup) tile size of each loop of the root op."""
         return tile_lists(self.lowering_config).get("distribution", [])
 
-    def compilation_info(self, lowering_config: str | None = None) -> str:
-        """`#iree_codegen.compilation_info` with this translation info and the given
-        lowering config (default: IREE's own)."""
+    def compilation_info(
+        self, lowering_config: str | None = None, translation_info: str | None = None
+    ) -> str:
+        """`#iree_codegen.compilation_info` with the given lowering config and translation
+        info (default: IREE's own)."""
         config = self.lowering_config if lowering_config is None else lowering_config
+        translation = self.translation_info if translation_info is None else translation_info
         return (
             f"#iree_codegen.compilation_info<lowering_config = {config}, "
-            f"translation_info = {self.translation_info}>"
+            f"translation_info = {translation}>"
         )
 
     def with_distribution(self, tiles: Sequence[int]) -> str:

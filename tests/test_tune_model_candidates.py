@@ -8,6 +8,7 @@ verdict that the machine's noise must not decide."""
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import numpy as np
@@ -24,10 +25,11 @@ from autotune_dialect.iree_configs import tile_lists
 from autotune_dialect.iree_ir import iree_context
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
-from autotune_model.candidates import candidates
+from autotune_model.candidates import DEFAULT, around, candidates
 from autotune_model.executors import SerialExecutor
 from autotune_model.pipeline import flow_phase
 from autotune_model.report import (
+    FAILED,
     FAILED_TO_COMPILE,
     KEPT,
     REFERENCE,
@@ -300,3 +302,70 @@ def test_the_end_to_end_timing_says_how_many_calls_the_online_module_took_to_set
     assert "online tuning: not every group had settled after 400 calls" in summary_lines(report)
     loaded = TuneReport.from_json(report.to_json())
     assert loaded.timing == report.timing
+
+
+F16_MATMUL = """func.func @mm(%a: tensor<256x512xf16>, %b: tensor<512x384xf16>) -> tensor<256x384xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x384xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x384xf32>) -> tensor<256x384xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x512xf16>, tensor<512x384xf16>) outs(%f : tensor<256x384xf32>) -> tensor<256x384xf32>
+  return %r : tensor<256x384xf32>
+}
+"""
+
+
+def _threads(info: str) -> int:
+    return int(re.search(r"workgroup_size = \[(\d+), 1, 1\]", info)[1])
+
+
+def _subgroups(info: str) -> int:
+    """Subgroups per workgroup that a tensor-core config asks for: per tiled parallel
+    loop, its workgroup tile over (its subgroup tile in intrinsics x the intrinsic's size
+    there)."""
+    lists = tile_lists(info)
+    kind = re.search(r"mma_layout<\w+?_(\d+)x(\d+)x\d+_", info)
+    sizes = iter((int(kind[1]), int(kind[2])))
+    count = 1
+    for wg, sg in zip(lists["workgroup"], lists["subgroup"], strict=True):
+        if sg:
+            count *= wg // (sg * next(sizes))
+    return count
+
+
+def test_tensor_core_candidates_cover_the_gpu_pipelines_choices_and_keep_threads_right():
+    """A f16 matmul on sm_80 (IREE: TileAndFuse with mma.sync): subgroup tiles, the
+    intrinsic, shared-memory staging and its pipelining depth are all searched, and every
+    candidate's workgroup_size is its subgroups times the subgroup size."""
+    configs = default_configs(flow_phase(F16_MATMUL, "cuda", "sm_80", "mm.mlir"), "cuda", "sm_80")
+    (config,) = configs.values()
+    assert "mma_layout<NV_MMA_SYNC_F32_16x8x16_F16>" in config.lowering_config
+    found = candidates(config, limit=20)[1:]
+    names = [c.name for c in found]
+    assert "wmma" in names and "direct" in names
+    assert any(n.startswith("p") for n in names) and any(n.startswith("k") for n in names)
+    resized = [c for c in found if c.name.startswith("s") and "_w" not in c.name]
+    assert resized  # subgroups changed, and with them the thread count
+    assert {_threads(c.compilation_info) for c in resized} - {_threads(config.translation_info)}
+    for candidate in [*found, DEFAULT]:
+        info = candidate.compilation_info or config.compilation_info()
+        assert _threads(info) == 32 * _subgroups(info), candidate.name
+    direct = next(c for c in found if c.name == "direct")
+    assert "promote_operands" not in direct.compilation_info
+    # A step around a candidate keeps what makes it (its intrinsic, its thread count).
+    wmma = next(c for c in found if c.name == "wmma")
+    steps = around(config, wmma)
+    assert steps and all("NV_WMMA" in c.compilation_info for c in steps)
+
+
+def test_tensor_core_candidates_build_for_sm_80_without_a_gpu():
+    """Subgroup, staging and pipelining candidates are ones IREE builds (the run time then
+    chooses among them on the GPU)."""
+    options = TuneOptions(target="cuda", arch="sm_80", candidates=6, top_k=6)
+    tuned = tune_model(F16_MATMUL, options, filename="mm.mlir")
+    (dispatch,) = tuned.report.dispatches
+    fates = {c.name: c.fate for c in dispatch.candidates}
+    built = [name for name, fate in fates.items() if fate not in FAILED]
+    assert {"direct", "p0"} <= set(built), fates
+    assert [n for n in built if n.startswith("s")], fates
+    for name in dispatch.kept:
+        assert f"@{dispatch.export}__{name}" in tuned.lowered
