@@ -4,6 +4,7 @@ runtime's `stats.py` applies the rule)."""
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass
 
@@ -68,5 +69,10 @@ class StopRule:
 
     def z(self, comparisons: int) -> float:
         """Normal quantile for a two-sided interval, Bonferroni over `comparisons`."""
-        alpha = (1.0 - self.confidence) / max(1, comparisons)
-        return statistics.NormalDist().inv_cdf(1.0 - alpha / 2.0)
+        return _z(self.confidence, max(1, comparisons))
+
+
+@functools.lru_cache(maxsize=256)
+def _z(confidence: float, comparisons: int) -> float:
+    alpha = (1.0 - confidence) / comparisons
+    return statistics.NormalDist().inv_cdf(1.0 - alpha / 2.0)

@@ -213,6 +213,7 @@ class Tuner:
         self.groups = groups
         self.warm_start = warm_start
         self.rule = rule or StopRule()
+        self._rules: dict[int, StopRule] = {}
         self.cache = cache
         self.device = device
         self.states: dict[tuple[int, Key], KeyState] = {}
@@ -238,7 +239,12 @@ class Tuner:
         at (an `online` variant is validated once per bucket)."""
 
     def rule_for(self, gid: int) -> StopRule:
-        return self.rule.with_overrides(self.groups[gid].params)
+        """The stop rule of a group: the load's, with the group's own parameters (made
+        once per group: every exploring call reads it)."""
+        rule = self._rules.get(gid)
+        if rule is None:
+            rule = self._rules[gid] = self.rule.with_overrides(self.groups[gid].params)
+        return rule
 
     def cache_key(self, gid: int, key: Key) -> CacheKey:
         group = self.groups[gid]
