@@ -24,10 +24,10 @@ remaining variants within `tie_band` (default: the indifference) of the lowest m
 and the tie-break picks the reference among them, else the first in variant order: runs
 on one machine then agree unless a variant is faster by more than the band. A group's
 `expected` variant (offline tuning's winner) is the incumbent: it is never dropped early,
-the interval test eliminates it only when it is slower than the leader by more than the
-band, and while it is not eliminated it is the winner whenever the rule commits (a
-difference the interval test cannot tell from the band does not cost the function its
-fast path).
+the interval test eliminates it only when it is slower than the leader by more than
+`incumbent_band` (default 10%, at least the tie band), and while it is not eliminated it
+is the winner whenever the rule commits (a difference smaller than what leaving the
+function's fast path costs does not cost the function its fast path).
 
 Early drop: a variant far slower than the leader is not run until it has `min_samples`.
 Once the leader has a timed sample, a variant is dropped when its evidence exceeds
@@ -189,8 +189,9 @@ def next_or_winner(
     with equally few runs, `first` (the reference; or the first of a preference order,
     such as the expected variant and then the reference) runs first; the preference
     order is the tie-break's (`tie_break`). The `incumbent` (a group's expected variant)
-    is eliminated only when it is slower than the leader by more than the tie band, and
-    wins whenever the rule commits while it is not eliminated."""
+    is eliminated only when it is slower than the leader by more than the rule's
+    `incumbent_band` (at least its tie band), and wins whenever the rule commits while it
+    is not eliminated."""
     lead = first if isinstance(first, int) else first[0]
     _drop_far(rule, variants, incumbent)
     active = [i for i, v in enumerate(variants) if not v.eliminated]
@@ -268,7 +269,8 @@ def _eliminate(
 ) -> None:
     _, upper, lower = _intervals(rule, variants, active)
     for i, bound in lower.items():
-        if bound > upper * (1.0 + rule.band if i == incumbent else 1.0):
+        margin = max(rule.band, rule.incumbent_band) if i == incumbent else 0.0
+        if bound > upper * (1.0 + margin):
             variants[i].eliminated = True
 
 
