@@ -14,6 +14,7 @@ from xdsl.ir import Attribute
 from xdsl.universe import Universe
 from xdsl.utils.target import Target
 
+from autotune_dialect.bridge import resources_section
 from autotune_dialect.ir import print_module, project_dialects
 from lowering import project_passes
 
@@ -56,11 +57,7 @@ def resources_text(ctx: Context, module: ModuleOp) -> str:
         }
     )
     interface = ctx.get_dialect("builtin").get_interface(OpAsmDialectInterface)
-    blobs = interface.build_resources(handles) if handles and interface else {}
-    if not blobs:
-        return ""
-    entries = ",\n".join(f'      {key}: "{blob}"' for key, blob in blobs.items())
-    return "{-#\n  dialect_resources: {\n    builtin: {\n" + entries + "\n    }\n  }\n#-}\n"
+    return resources_section(interface.build_resources(handles) if handles and interface else {})
 
 
 def _nested(attr: Attribute) -> Iterator[Attribute]:

@@ -13,6 +13,7 @@ docs/interop.md explains why the work is split so.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from io import StringIO
 
 from iree.compiler import ir
@@ -200,7 +201,16 @@ _NO_OP_HERE = frozenset({"expected operation name in quotes"})
 
 _RESOURCES = re.compile(r"^\{-#.*?^#-\}", re.MULTILINE | re.DOTALL)
 _RESOURCE_USE = re.compile(r"dense_resource<([A-Za-z_][\w.$]*)>")
-_RESOURCE_ENTRY = re.compile(r'\s*([A-Za-z_][\w.$]*)\s*:\s*"0x[0-9A-Fa-f]*"\s*,?\s*')
+_RESOURCE_ENTRY = re.compile(r'\s*([A-Za-z_][\w.$]*)\s*:\s*"(0x[0-9A-Fa-f]*)"\s*,?\s*')
+
+
+def resources_section(blobs: Mapping[str, str]) -> str:
+    """The `{-# dialect_resources #-}` section of builtin blobs (handle -> `0x...` text);
+    empty for none."""
+    if not blobs:
+        return ""
+    entries = ",\n".join(f'      {key}: "{blob}"' for key, blob in blobs.items())
+    return "{-#\n  dialect_resources: {\n    builtin: {\n" + entries + "\n    }\n  }\n#-}\n"
 
 
 def resources_used(resources: str, text: str) -> str:
@@ -212,15 +222,8 @@ def resources_used(resources: str, text: str) -> str:
     used = set(_RESOURCE_USE.findall(text))
     if not used or not resources:
         return ""
-    entries = [
-        line.strip().rstrip(",")
-        for line in resources.splitlines()
-        if (entry := _RESOURCE_ENTRY.fullmatch(line)) is not None and entry[1] in used
-    ]
-    if not entries:
-        return ""
-    body = ",\n".join(f"      {entry}" for entry in entries)
-    return "{-#\n  dialect_resources: {\n    builtin: {\n" + body + "\n    }\n  }\n#-}\n"
+    entries = (_RESOURCE_ENTRY.fullmatch(line) for line in resources.splitlines())
+    return resources_section({e[1]: e[2] for e in entries if e is not None and e[1] in used})
 
 
 def read_module(
