@@ -1,8 +1,8 @@
-"""The two `flow` ops the lowering rewrites or creates: `flow.dispatch` and
-`flow.tensor.tie_shape`.
+"""The `flow` ops the lowering rewrites or creates: `flow.dispatch`,
+`flow.tensor.tie_shape` and `flow.tensor.splat`.
 
 Every other `flow` op is IREE's: it is read and printed by IREE and kept by the import
-into xDSL as it is (docs/interop.md). The properties of these two ops are IREE 3.13's, so
+into xDSL as it is (docs/interop.md). The properties of these ops are IREE 3.13's, so
 that their generic form is the one IREE reads.
 """
 
@@ -311,4 +311,59 @@ class TensorTieShapeOp(IRDLOperation):
         print_attr_dict_if_any(printer, printed_attributes(self))
 
 
-Flow = Dialect("flow", [DispatchOp, TensorTieShapeOp], [])
+@lenient
+@irdl_op_definition
+class TensorSplatOp(IRDLOperation):
+    """`%t = flow.tensor.splat %value : tensor<?x4xf32>{%n}`: a tensor of one value, a flow
+    op of its own (no dispatch to form), so a module built from the flow phase takes it as
+    it is (a `tensor.empty` and `linalg.fill` there would need dispatch formation)."""
+
+    name = "flow.tensor.splat"
+
+    value = operand_def()
+    result_dims = var_operand_def(IndexType)
+    result = result_def(ShapedType)
+
+    def __init__(self, value: SSAValue, result_dims: Sequence[SSAValue], type_: ShapedType):
+        build(self, [value, *result_dims], [type_])
+
+    def verify_(self) -> None:
+        if len(self.result_dims) != dynamic_rank(self.result.type):
+            raise VerifyException("one dimension value per dynamic dimension is required")
+        element = self.result.type.get_element_type()  # type: ignore[union-attr]
+        if self.value.type != element:
+            raise VerifyException(
+                f"the value's type {self.value.type} is not the element type {element}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TensorSplatOp:
+        pos = parser.pos
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        if not isinstance(type_, ShapedType):
+            parser.raise_error("expected a tensor type")
+        dims = _parse_dims(parser, type_)
+        element = type_.get_element_type()
+        op = cls(
+            parser.resolve_operands([value], [element], pos)[0],
+            [parser.resolve_operand(d, IndexType()) for d in dims],
+            type_,
+        )
+        if (extra := parser.parse_optional_attr_dict_with_keyword()) is not None:
+            op.attributes.update(extra.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+        _print_dims(printer, self.result_dims)
+        if attributes := printed_attributes(self):  # IREE's `attr-dict-with-keyword`
+            printer.print_string(" attributes ")
+            printer.print_attr_dict(attributes)
+
+
+Flow = Dialect("flow", [DispatchOp, TensorTieShapeOp, TensorSplatOp], [])

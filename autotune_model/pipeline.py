@@ -34,6 +34,7 @@ from autotune_model.base_builds import (
     AUTO,
     BASES,
     STOCK,
+    bases_for,
     bases_of_decisions,
     choose_base,
     timed_ratio,
@@ -309,7 +310,7 @@ def _tune(
             input_type_flags(model),
             options.faster_by,
             timed_ratio(probe.name, inputs, device),
-            among=among or tuple(BASES),
+            among=among or bases_for(flows[()]),
         )
         lap("choose build options")
     elif options.base not in (AUTO, STOCK):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     DictionaryAttr,
     FloatAttr,
@@ -129,10 +129,7 @@ def synthetic_tensor(em: Emitter, type_: TensorType, dims: list[SSAValue], seed:
         fill = em.value(arith.ConstantOp(IntegerAttr(seed % 7 + 1, element)))
     else:
         fill = em.value(arith.ConstantOp(FloatAttr(0.5 + 0.25 * (seed % 5), element)))
-    empty = em.value(tensor.EmptyOp(dims, type_))
-    from xdsl.dialects.linalg.ops import FillOp  # slow to import; few modules need it
-
-    filled = em.value(FillOp([fill], [empty], [type_]))
+    filled = em.value(flow.TensorSplatOp(fill, dims, type_))
     return em.add(util.OptimizationBarrierOp([filled])).results[0]
 
 

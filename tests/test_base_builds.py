@@ -9,14 +9,23 @@ from dataclasses import replace
 
 import numpy as np
 from conftest import DATA
+from small_models import fake_benchmark
 
 from autotune_model import TuneOptions, tune_model
-from autotune_model.base_builds import BASES, STOCK, bases_of_decisions, choose_base
+from autotune_model.base_builds import (
+    BASES,
+    CONVOLUTION_BASES,
+    STOCK,
+    bases_for,
+    bases_of_decisions,
+    choose_base,
+)
 from autotune_model.executors import SerialExecutor
 from autotune_model.report import TuneReport, summary_lines
 from autotune_runtime.session import load
 
 MLP = (DATA / "flow" / "src" / "mlp.mlir").read_text()
+MATMUL_BASES = (STOCK, "data-tiling", "data-tiling+ukernels")  # a model without convolutions
 SMALL = TuneOptions(candidates=2, top_k=1, time_model=False, combine=False)
 
 
@@ -34,7 +43,7 @@ def ratios_in_turn(*values: float):
 
 def test_the_fastest_option_set_is_chosen_when_it_beats_the_stock_build():
     ratio, seen = ratios_in_turn(0.8, 0.5)
-    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
     assert base.name == "data-tiling+ukernels"
     assert base.flags == list(BASES["data-tiling+ukernels"])
     assert base.ratios == {STOCK: 1.0, "data-tiling": 0.8, "data-tiling+ukernels": 0.5}
@@ -44,7 +53,7 @@ def test_the_fastest_option_set_is_chosen_when_it_beats_the_stock_build():
 
 def test_the_stock_build_stays_unless_another_is_faster_than_the_noise():
     ratio, seen = ratios_in_turn(0.99, 1.2)
-    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
     assert (base.name, base.flags) == (STOCK, [])
     assert vmfb == seen[0][0]
 
@@ -94,7 +103,7 @@ def test_freezing_a_cache_takes_the_option_sets_whose_dispatches_it_names():
     tiled = decided("main_dispatch_0_mmt4d_8x8", "main_dispatch_1_softmax_64")
     assert bases_of_decisions(flow_of, tiled) == ["data-tiling", "data-tiling+ukernels"]
     # A name every build has ties them all; one no build has gives none.
-    assert bases_of_decisions(flow_of, decided("main_dispatch_1_softmax_64")) == list(BASES)
+    assert bases_of_decisions(flow_of, decided("main_dispatch_1_softmax_64")) == list(MATMUL_BASES)
     assert bases_of_decisions(flow_of, decided("main_dispatch_0_matmul_64")) == []
 
 
@@ -136,3 +145,36 @@ def test_a_dynamic_model_chooses_its_option_set_too(monkeypatch):
             want = np.maximum(x @ w, 0)
             got = module.function("dynamic")(x, w)
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+
+
+def test_the_im2col_option_sets_are_tried_only_on_a_model_with_a_convolution():
+    conv_flow = (DATA / "flow" / "conv.flow.mlir").read_text()
+    mlp_flow = (DATA / "flow" / "mlp.flow.mlir").read_text()
+    assert bases_for(conv_flow) == tuple(BASES)
+    assert bases_for(mlp_flow) == MATMUL_BASES
+    assert all("--iree-global-opt-use-im2col-for-convs" in BASES[n] for n in CONVOLUTION_BASES)
+
+
+def test_a_convolution_tuned_with_im2col_and_tuned_explicitly_computes_the_convolution():
+    """With im2col the convolution is a gather and a matmul, whose dispatch is tuned; the
+    explicit policy's `__autotune` builds synthetic inputs in host code, which a module
+    built from the flow phase (every option set but the stock one) takes only as flow ops
+    (its `tensor.empty` and `linalg.fill` failed: "failed to legalize operation
+    'tensor.empty'")."""
+    conv = (DATA / "flow" / "src" / "conv.mlir").read_text()
+    options = replace(SMALL, base="im2col", policy="explicit")
+    tuned = tune_model(conv, options, executor=SerialExecutor(), benchmark_job=fake_benchmark)
+    report = tuned.report
+    assert report.base.name == "im2col"
+    kept = [d.export for d in report.dispatches if d.kept]
+    assert len(kept) == 1 and "_matmul_" in kept[0], (report.dispatches, report.skipped)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 34, 34, 16)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 16, 32)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    windows = np.lib.stride_tricks.sliding_window_view(x, (3, 3), axis=(1, 2))
+    want = np.maximum(np.einsum("nhwcij,ijcf->nhwf", windows, w) + b, 0)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        module.tune()
+        got = module.function("conv")(x, w, b)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
