@@ -42,11 +42,11 @@ from benchmarks.common import CaseResult, Settings, geomean
 from benchmarks.models import MODELS, REAL, real_model
 from lowering.driver import compile_lowered
 
+LOADS = 3  # fresh loads of each tuned module per timing
 GOAL_GEOMEAN = 0.90
 GOAL_WORST = 1.02
 GOAL_REAL_GEOMEAN = 0.70  # over the real models of the tests' corpus
 GOAL_REAL_WORST = 1.00
-LOADS = 3  # fresh loads of each tuned module per timing
 GOAL_REAL_GEOMEAN_BEST = 0.85  # against the best of IREE's option sets, none above 1.00
 
 

@@ -247,6 +247,11 @@ def _times(ratio: float) -> str:
 # --- tables ---------------------------------------------------------------------------------
 
 
+def _each_load(ratios: list[float]) -> str:
+    """B7's ratios of a model's loads, as the table shows them after the median."""
+    return f" ({', '.join(f'{x:.3f}' for x in ratios)})"
+
+
 def case_table(case: dict) -> list[str]:
     d = case["detail"]
     cid = case["id"]
@@ -388,9 +393,9 @@ def case_table(case: dict) -> list[str]:
             vs_best = f"{r['ratio_best']:.3f}" if "ratio_best" in r else "-"
             vs_stock = f"{r['ratio']:.3f}"
             if len(r.get("load_ratios", ())) > 1:
-                vs_stock += f" ({', '.join(f'{x:.3f}' for x in r['load_ratios'])})"
+                vs_stock += _each_load(r["load_ratios"])
                 if r["best_flags"] != "stock":
-                    vs_best += f" ({', '.join(f'{x:.3f}' for x in r['best_load_ratios'])})"
+                    vs_best += _each_load(r["best_load_ratios"])
             lines.append(
                 f"| {name} | {r['stock_us']:.0f} | {r['tuned_us']:.0f} | "
                 f"{vs_stock} | {best} | {vs_best} | "
