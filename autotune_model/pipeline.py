@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
@@ -33,6 +33,8 @@ from autotune_dialect.variants import tile_variants
 from autotune_model.base_builds import (
     AUTO,
     BASES,
+    LOADS,
+    LOADS_BUDGET_S,
     STOCK,
     bases_for,
     bases_of_decisions,
@@ -65,6 +67,7 @@ from autotune_model.measure import (
     function_inputs,
     model_function,
     time_model,
+    time_model_loads,
 )
 from autotune_model.progress import NoProgress, Progress, TerminalProgress, watched
 from autotune_model.report import (
@@ -224,7 +227,9 @@ def tune_model(
     When the model is timed (the target's device is here), a tuned module slower than the
     stock build by more than `options.slower_at_most` loses its groups one at a time,
     the one with the smallest gain alone first, until it is not (at worst it is the stock
-    module).
+    module). Where the timing chose IREE options other than the stock ones
+    (`--base auto`), the module must then be faster than the stock build itself over a
+    few fresh loads (`base_builds.LOADS`), else the stock build is written.
 
     Progress goes to `progress`; by default, where a person watches (a terminal, a
     notebook), to bars on standard error (`TerminalProgress`), unless `quiet`.
@@ -285,7 +290,7 @@ def _tune(
             flows[tuple(flags)] = flow_phase(model, options.target, options.arch, filename, flags)
         return flows[tuple(flags)]
 
-    base_vmfb = None
+    base_vmfb = stock_vmfb = None  # the chosen option set's build; the stock one
     # (A model with dynamic sizes chooses too: the data-tiling option sets' flow phase
     # holds no encoded tensors, and its lowered host code builds from there.)
     auto = options.base == AUTO and options.target == "llvm-cpu"
@@ -303,6 +308,9 @@ def _tune(
         probed = parse_module(flows[()], f"{filename} (flow phase)")
         probe = model_function(probed, options.function, model, filename)
         inputs = function_inputs(probe, options.input_shapes, model)
+        stock_vmfb = compile_lowered(
+            model, options.target, options.arch, extra_args=list(input_type_flags(model))
+        )
         report.base, base_vmfb = choose_base(
             model,
             options.target,
@@ -310,6 +318,7 @@ def _tune(
             input_type_flags(model),
             options.faster_by,
             timed_ratio(probe.name, inputs, device),
+            stock_vmfb,
             among=among or bases_for(flows[()]),
         )
         lap("choose build options")
@@ -384,6 +393,29 @@ def _tune(
             lap("build")
             report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
             lap("measure")
+    if stock_vmfb is not None and report.base.name != STOCK:
+        # The timing chose other options than the stock ones: the module must beat the
+        # stock build itself, measured over fresh loads, else the stock build is written.
+        against, report.base.tuned_over_stock = time_model_loads(
+            stock_vmfb, vmfb, function_name, inputs, policy, device, LOADS, LOADS_BUDGET_S
+        )
+        lap("measure")
+        if against.ratio > 1.0:
+            for tunable in grouped:
+                tunable.ungroup(
+                    f"the module built with {report.base.name} was {against.ratio:.3f}x the "
+                    "stock build's time"
+                )
+            report.notes.append(
+                f"the tuned module, built with {report.base.name}, took {against.ratio:.3f}x "
+                f"the stock build's time (the median of {LOADS} fresh loads): it is written as "
+                "the stock build (`--base stock` tunes the stock build's dispatches)"
+            )
+            report.base = replace(report.base, name=STOCK, flags=[])
+            report.timing = None
+            grouped = []
+            vmfb, lowered = _build(flow_of(()), filename, function_name, [], options, policy, ())
+            lap("build")
     if stock is not None and grouped:
         failure = check_model(
             stock, vmfb, function_name, inputs, policy, device, options.check_tolerance

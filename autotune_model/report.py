@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -136,6 +137,10 @@ class BaseBuild:
     name: str = "stock"
     flags: list[str] = field(default_factory=list)
     ratios: dict[str, float | None] = field(default_factory=dict)
+    tuned_over_stock: list[float] = field(default_factory=list)
+    """Where the timing chose options other than the stock ones: the tuned module's time
+    per call over the stock build's, in each of a few fresh loads (the median decides
+    whether the module stands; else the stock build is written)."""
 
 
 @dataclass
@@ -330,7 +335,15 @@ def _base(report: TuneReport) -> list[str]:
     line = f"build options: {report.base.name} ({flags})"
     if tried:
         line += f"; tried against the stock build: {', '.join(tried)}"
-    return [line]
+    lines = [line]
+    loads = report.base.tuned_over_stock
+    if loads and report.base.flags:  # (else the notes say why the stock build stands)
+        lines.append(
+            f"the module built with them against the stock build: "
+            f"{statistics.median(loads):.3f}x (median of {len(loads)} fresh loads: "
+            f"{', '.join(f'{r:.3f}' for r in loads)})"
+        )
+    return lines
 
 
 def _frozen(report: TuneReport) -> list[str]:

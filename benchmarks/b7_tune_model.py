@@ -36,7 +36,7 @@ from dataclasses import replace
 from autotune_dialect import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.base_builds import STOCK, bases_for, choose_base, timed_ratio
-from autotune_model.measure import function_inputs, model_function, time_model
+from autotune_model.measure import function_inputs, model_function, time_model_loads
 from autotune_model.pipeline import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
 from benchmarks.models import MODELS, REAL, real_model
@@ -72,14 +72,12 @@ def _dispatch_rows(report) -> list[dict]:
 
 
 def _median_timing(reference, tuned, function, inputs, policy, device, budget_s, loads):
-    """`time_model` over `loads` fresh loads of `tuned`, `budget_s` in all: the timing
-    of the load with the median ratio, and every load's ratio."""
-    timings = [
-        time_model(reference, tuned, function, inputs, policy, device, budget_s=budget_s / loads)
-        for _ in range(loads)
-    ]
-    median = sorted(timings, key=lambda t: t.ratio)[len(timings) // 2]
-    return median, [round(t.ratio, 4) for t in timings]
+    """The timing of the load with the median ratio over `loads` fresh loads, and every
+    load's ratio (rounded for the table)."""
+    timing, ratios = time_model_loads(
+        reference, tuned, function, inputs, policy, device, loads, budget_s
+    )
+    return timing, [round(r, 4) for r in ratios]
 
 
 def run(settings: Settings) -> CaseResult:

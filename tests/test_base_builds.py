@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 from conftest import DATA
-from small_models import fake_benchmark
+from small_models import fake_benchmark, mlp_inputs, mlp_reference
 
 from autotune_model import TuneOptions, tune_model
 from autotune_model.base_builds import (
@@ -21,7 +21,7 @@ from autotune_model.base_builds import (
     choose_base,
 )
 from autotune_model.executors import SerialExecutor
-from autotune_model.report import TuneReport, summary_lines
+from autotune_model.report import ModelTiming, TuneReport, summary_lines
 from autotune_runtime.session import load
 
 MLP = (DATA / "flow" / "src" / "mlp.mlir").read_text()
@@ -39,6 +39,106 @@ def ratios_in_turn(*values: float):
         return next(given)
 
     return ratio, seen
+
+
+def timings_against_stock(*ratios: float, seen: list | None = None):
+    """A `time_model_loads` whose loads measure `ratios` (the median counts); records
+    the (stock, tuned) modules it was handed in `seen`."""
+
+    def time_loads(stock, tuned, function, inputs, policy, device, loads, budget_s):
+        if seen is not None:
+            seen.append((stock, tuned))
+        median = sorted(ratios)[len(ratios) // 2]
+        return ModelTiming(function, 1000.0, 1000.0 * median, 10), list(ratios)
+
+    return time_loads
+
+
+def data_tiling_timed_faster(monkeypatch):
+    """`--base auto` with data tiling timed 0.5x the stock build, the other sets 0.9x; the
+    guard's timing (against that build) at 1.0."""
+    import autotune_model.pipeline as pipeline
+
+    def fake_ratio(function, inputs, device):
+        timed = []
+
+        def ratio(stock: bytes, other: bytes) -> float:
+            timed.append(other)
+            return 0.5 if len(timed) == 1 else 0.9
+
+        return ratio
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        return ModelTiming(function, 1000.0, 1000.0, 10)
+
+    monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    return pipeline
+
+
+def test_a_module_built_with_other_options_that_is_slower_than_the_stock_build_is_not_written(
+    monkeypatch,
+):
+    """The option set won its timing, but the tuned module built with it is slower than
+    the stock build over fresh loads (the median of 1.3, 0.95, 1.1): the stock build is
+    written, without groups, and the report says why."""
+    pipeline = data_tiling_timed_faster(monkeypatch)
+    seen: list = []
+    monkeypatch.setattr(
+        pipeline, "time_model_loads", timings_against_stock(1.3, 0.95, 1.1, seen=seen)
+    )
+    tuned = tune_model(
+        MLP,
+        replace(SMALL, time_model=True),
+        executor=SerialExecutor(),
+        benchmark_job=fake_benchmark,
+    )
+    report = tuned.report
+    assert len(seen) == 1 and seen[0][1] != seen[0][0]
+    assert report.base.name == STOCK and report.base.flags == []
+    assert report.base.tuned_over_stock == [1.3, 0.95, 1.1]
+    assert report.base.ratios["data-tiling"] == 0.5  # what the choice was made on
+    assert not any(d.kept for d in report.dispatches)
+    assert "__tuned" not in tuned.lowered and "mmt4d" not in tuned.lowered
+    assert any("1.100x the stock build's time" in n for n in report.notes)
+    args = mlp_inputs()
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        got = module.function("mlp")(*args)
+    want = mlp_reference(args)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+
+
+def test_a_module_built_with_other_options_that_beats_the_stock_build_stands(monkeypatch):
+    pipeline = data_tiling_timed_faster(monkeypatch)
+    monkeypatch.setattr(pipeline, "time_model_loads", timings_against_stock(0.7, 0.9, 0.8))
+    tuned = tune_model(
+        MLP,
+        replace(SMALL, time_model=True),
+        executor=SerialExecutor(),
+        benchmark_job=fake_benchmark,
+    )
+    report = tuned.report
+    assert report.base.name == "data-tiling" and report.base.tuned_over_stock == [0.7, 0.9, 0.8]
+    assert any(d.kept for d in report.dispatches) and "__tuned" in tuned.lowered
+    line = next(ln for ln in summary_lines(report) if "built with them" in ln)
+    assert "0.800x (median of 3 fresh loads: 0.700, 0.900, 0.800)" in line
+    # The report keeps the loads through its JSON form.
+    assert TuneReport.from_json(report.to_json()).base.tuned_over_stock == [0.7, 0.9, 0.8]
+
+
+def test_model_timings_over_loads_take_the_median_load(monkeypatch):
+    import autotune_model.measure as measure
+    from autotune_model.base_builds import timed_ratio
+
+    ratios = iter([1.35, 0.9, 1.01, 0.8, 0.85, 0.95])
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device, budget_s):
+        return ModelTiming(function, 1000.0, 1000.0 * next(ratios), 10)
+
+    monkeypatch.setattr(measure, "time_model", fake_time_model)
+    timing, loads = measure.time_model_loads(b"s", b"t", "f", [], "static", "local-task", 3, 3.0)
+    assert loads == [1.35, 0.9, 1.01] and timing.ratio == 1.01
+    assert timed_ratio("f", [], "local-task")(b"s", b"t") == 0.85  # median of 0.8, 0.85, 0.95
 
 
 def test_the_fastest_option_set_is_chosen_when_it_beats_the_stock_build():
@@ -134,6 +234,7 @@ def test_a_dynamic_model_chooses_its_option_set_too(monkeypatch):
         return ratio
 
     monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
+    monkeypatch.setattr(pipeline, "time_model_loads", timings_against_stock(0.8))
     options = replace(SMALL, time_model=True, input_shapes=[(40, 256), (256, 256)])
     tuned = tune_model(DYNAMIC, options, executor=SerialExecutor())
     assert len(timed) == 2 and tuned.report.base.name == "data-tiling"
