@@ -54,9 +54,10 @@ def timings_against_stock(*ratios: float, seen: list | None = None):
     return time_loads
 
 
-def data_tiling_timed_faster(monkeypatch):
-    """`--base auto` with data tiling timed 0.5x the stock build, the other sets 0.9x; the
-    guard's timing (against that build) at 1.0."""
+def tuned_with_data_tiling_chosen(monkeypatch, *against_stock: float, seen: list | None = None):
+    """The MLP tuned under `--base auto` with data tiling timed 0.5x the stock build, the
+    other sets 0.9x, the guard's timing (against that build) at 1.0, and the last timing
+    against the stock build measuring `against_stock` in its loads."""
     import autotune_model.pipeline as pipeline
 
     def fake_ratio(function, inputs, device):
@@ -73,7 +74,11 @@ def data_tiling_timed_faster(monkeypatch):
 
     monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
     monkeypatch.setattr(pipeline, "time_model", fake_time_model)
-    return pipeline
+    monkeypatch.setattr(
+        pipeline, "time_model_loads", timings_against_stock(*against_stock, seen=seen)
+    )
+    options = replace(SMALL, time_model=True)
+    return tune_model(MLP, options, executor=SerialExecutor(), benchmark_job=fake_benchmark)
 
 
 def test_a_module_built_with_other_options_that_is_slower_than_the_stock_build_is_not_written(
@@ -82,17 +87,8 @@ def test_a_module_built_with_other_options_that_is_slower_than_the_stock_build_i
     """The option set won its timing, but the tuned module built with it is slower than
     the stock build over fresh loads (the median of 1.3, 0.95, 1.1): the stock build is
     written, without groups, and the report says why."""
-    pipeline = data_tiling_timed_faster(monkeypatch)
     seen: list = []
-    monkeypatch.setattr(
-        pipeline, "time_model_loads", timings_against_stock(1.3, 0.95, 1.1, seen=seen)
-    )
-    tuned = tune_model(
-        MLP,
-        replace(SMALL, time_model=True),
-        executor=SerialExecutor(),
-        benchmark_job=fake_benchmark,
-    )
+    tuned = tuned_with_data_tiling_chosen(monkeypatch, 1.3, 0.95, 1.1, seen=seen)
     report = tuned.report
     assert len(seen) == 1 and seen[0][1] != seen[0][0]
     assert report.base.name == STOCK and report.base.flags == []
@@ -109,14 +105,7 @@ def test_a_module_built_with_other_options_that_is_slower_than_the_stock_build_i
 
 
 def test_a_module_built_with_other_options_that_beats_the_stock_build_stands(monkeypatch):
-    pipeline = data_tiling_timed_faster(monkeypatch)
-    monkeypatch.setattr(pipeline, "time_model_loads", timings_against_stock(0.7, 0.9, 0.8))
-    tuned = tune_model(
-        MLP,
-        replace(SMALL, time_model=True),
-        executor=SerialExecutor(),
-        benchmark_job=fake_benchmark,
-    )
+    tuned = tuned_with_data_tiling_chosen(monkeypatch, 0.7, 0.9, 0.8)
     report = tuned.report
     assert report.base.name == "data-tiling" and report.base.tuned_over_stock == [0.7, 0.9, 0.8]
     assert any(d.kept for d in report.dispatches) and "__tuned" in tuned.lowered
