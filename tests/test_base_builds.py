@@ -54,25 +54,30 @@ def timings_against_stock(*ratios: float, seen: list | None = None):
     return time_loads
 
 
-def tuned_with_data_tiling_chosen(monkeypatch, *against_stock: float, seen: list | None = None):
-    """The MLP tuned under `--base auto` with data tiling timed 0.5x the stock build, the
-    other sets 0.9x, the guard's timing (against that build) at 1.0, and the last timing
-    against the stock build measuring `against_stock` in its loads."""
-    import autotune_model.pipeline as pipeline
+def data_tiling_timed_fastest(timed: list):
+    """A `timed_ratio` under which the first option set timed (data tiling) takes 0.5x
+    the stock build's time and every later one 0.9x; the builds timed go to `timed`."""
 
     def fake_ratio(function, inputs, device):
-        timed = []
-
         def ratio(stock: bytes, other: bytes) -> float:
             timed.append(other)
             return 0.5 if len(timed) == 1 else 0.9
 
         return ratio
 
+    return fake_ratio
+
+
+def tuned_with_data_tiling_chosen(monkeypatch, *against_stock: float, seen: list | None = None):
+    """The MLP tuned under `--base auto` with data tiling timed 0.5x the stock build, the
+    other sets 0.9x, the guard's timing (against that build) at 1.0, and the last timing
+    against the stock build measuring `against_stock` in its loads."""
+    import autotune_model.pipeline as pipeline
+
     def fake_time_model(stock, tuned, function, inputs, policy, device):
         return ModelTiming(function, 1000.0, 1000.0, 10)
 
-    monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
+    monkeypatch.setattr(pipeline, "timed_ratio", data_tiling_timed_fastest([]))
     monkeypatch.setattr(pipeline, "time_model", fake_time_model)
     monkeypatch.setattr(
         pipeline, "time_model_loads", timings_against_stock(*against_stock, seen=seen)
@@ -213,16 +218,8 @@ def test_a_dynamic_model_chooses_its_option_set_too(monkeypatch):
 
     import autotune_model.pipeline as pipeline
 
-    timed = []
-
-    def fake_ratio(function, inputs, device):
-        def ratio(stock: bytes, other: bytes) -> float:
-            timed.append(other)
-            return 0.5 if len(timed) == 1 else 0.9  # data tiling the fastest
-
-        return ratio
-
-    monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
+    timed: list = []
+    monkeypatch.setattr(pipeline, "timed_ratio", data_tiling_timed_fastest(timed))
     monkeypatch.setattr(pipeline, "time_model_loads", timings_against_stock(0.8))
     options = replace(SMALL, time_model=True, input_shapes=[(40, 256), (256, 256)])
     tuned = tune_model(DYNAMIC, options, executor=SerialExecutor())
