@@ -219,11 +219,27 @@ class TuneReport:
                 dict(data["seconds"]),
                 data.get("peak_rss_mb"),
                 data.get("cache"),
-                BaseBuild(**data["base"]) if data.get("base") else BaseBuild(),
+                _base_build(data["base"]) if data.get("base") else BaseBuild(),
                 JobTimes(**data["jobs"]) if data.get("jobs") else JobTimes(),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"a tune-model report with a missing or bad field ({err})") from None
+
+
+def _base_build(data: dict) -> BaseBuild:
+    """A report's `base`; ValueError where its timings are not numbers."""
+    base = BaseBuild(**data)
+    number = (int, float)
+    if not isinstance(base.tuned_over_stock, list) or not all(
+        isinstance(r, number) and not isinstance(r, bool) for r in base.tuned_over_stock
+    ):
+        raise ValueError("a tune-model report whose base.tuned_over_stock is not a list of numbers")
+    if not isinstance(base.ratios, dict) or not all(
+        r is None or (isinstance(r, number) and not isinstance(r, bool))
+        for r in base.ratios.values()
+    ):
+        raise ValueError("a tune-model report whose base.ratios are not numbers")
+    return base
 
 
 def _us(ns: float | None) -> str:

@@ -5,9 +5,11 @@ options computes what the model computes."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from conftest import DATA
 from small_models import fake_benchmark, mlp_inputs, mlp_reference
 
@@ -116,8 +118,13 @@ def test_a_module_built_with_other_options_that_beats_the_stock_build_stands(mon
     assert any(d.kept for d in report.dispatches) and "__tuned" in tuned.lowered
     line = next(ln for ln in summary_lines(report) if "built with them" in ln)
     assert "0.800x (median of 3 fresh loads: 0.700, 0.900, 0.800)" in line
-    # The report keeps the loads through its JSON form.
-    assert TuneReport.from_json(report.to_json()).base.tuned_over_stock == [0.7, 0.9, 0.8]
+    # The report keeps the loads through its JSON form, and refuses a damaged one.
+    text = report.to_json()
+    assert TuneReport.from_json(text).base.tuned_over_stock == [0.7, 0.9, 0.8]
+    damaged = json.loads(text)
+    damaged["base"]["tuned_over_stock"][1] = "0.9"
+    with pytest.raises(ValueError, match=r"base\.tuned_over_stock is not a list of numbers"):
+        TuneReport.from_json(json.dumps(damaged))
 
 
 def test_model_timings_over_loads_take_the_median_load(monkeypatch):
