@@ -368,6 +368,28 @@ def _tune(
     grouped = [t for t in tunables if t.result.kept]
     vmfb, lowered = _build(flow, filename, function_name, grouped, options, policy, base_flags)
     lap("build")
+    if benchmarked and options.time_model and options.dispatch_gains and grouped:
+        per_call = Counter(_export_name(d) for d in function.dispatches())
+        slower = _measure_gains(
+            flow, filename, function, grouped, options, base_flags, inputs, report, per_call
+        )
+        lap("gains in the model")
+        if slower:
+            # A winner that the model runs slower than IREE's own configuration goes: in
+            # an online module its site would settle off the variant it is expected to,
+            # and the function would lose its fast path (one execution region per site).
+            for tunable in slower:
+                gain = tunable.result.model_gain
+                assert gain is not None
+                grouped.remove(tunable)
+                tunable.ungroup(
+                    f"the model was {-gain.gained_ns / 1e3:.1f} us slower per call with "
+                    f"{tunable.winner} than with IREE's own (noise +-{gain.noise_ns / 1e3:.1f} us)"
+                )
+            vmfb, lowered = _build(
+                flow, filename, function_name, grouped, options, policy, base_flags
+            )
+            lap("build")
 
     stock = base_vmfb  # the build the tuned module must beat: IREE's, with the base flags
     if benchmarked and stock is None:
@@ -430,12 +452,6 @@ def _tune(
             )
             vmfb, lowered = _build(flow, filename, function_name, [], options, policy, base_flags)
         lap("check")
-    if benchmarked and options.time_model and options.dispatch_gains and stock is not None:
-        per_call = Counter(_export_name(d) for d in function.dispatches())
-        _measure_gains(
-            flow, filename, function, grouped, options, base_flags, inputs, report, per_call
-        )
-        lap("gains in the model")
     if policy == Policy.STATIC:
         for tunable in tunables:
             winner = tunable.winner if tunable in grouped else DEFAULT.name
@@ -454,13 +470,14 @@ def _measure_gains(
     inputs: Sequence,
     report: TuneReport,
     per_call: Counter[str],
-) -> None:
+) -> list[Tunable]:
     """Each dispatch tuned in this run: its gain in the model (`gains`), measured on the
     model built with its groups `explicit` (the tuning cache's decisions left out);
-    `per_call`: how many times the model function dispatches each export."""
+    `per_call`: how many times the model function dispatches each export. Returns those
+    whose winner the model ran slower than IREE's own, by more than the noise."""
     measured = [t for t in grouped if not t.frozen and t.winner != DEFAULT.name]
     if not measured:
-        return
+        return []
     plan = [
         Planned(
             t.group,
@@ -480,9 +497,10 @@ def _measure_gains(
         found = dispatch_gains(explicit, function.name, inputs, plan, DEVICES[options.target])
     except (DiagnosticError, RuntimeError) as err:
         report.notes.append(f"the tuned dispatches' gains in the model were not measured: {err}")
-        return
+        return []
     for t in measured:
         t.result.model_gain = found.get(t.group)
+    return [t for t in measured if (g := t.result.model_gain) and g.gained_ns < -g.noise_ns]
 
 
 def peak_memory() -> dict[str, int]:

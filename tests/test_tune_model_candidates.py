@@ -187,7 +187,7 @@ def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
         return ModelTiming(function, 1000.0, 1000.0 * next(timings), 10)
 
     monkeypatch.setattr(pipeline, "time_model", fake_time_model)
-    options = TuneOptions(candidates=3, top_k=1)
+    options = TuneOptions(candidates=3, top_k=1, dispatch_gains=False)
     tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
     assert tuned.report.timing.ratio == 1.0
     assert all(not d.kept for d in tuned.report.dispatches)
@@ -199,6 +199,38 @@ def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
     ]
     assert len(taken_back) == 2  # the one kept of each dispatch
     assert "__tuned" not in tuned.lowered  # no group left: the model as IREE builds it
+
+
+def test_a_group_whose_winner_the_model_runs_slower_is_left_out(monkeypatch):
+    import autotune_model.pipeline as pipeline
+    from autotune_model.report import ModelGain, ModelTiming
+
+    measured = []
+
+    def fake_gains(vmfb, function, inputs, plan, device):
+        # the first dispatch's winner costs the model 50 us, the second's saves 30 us
+        measured.append([p.group for p in plan])
+        gained = {plan[0].group: -50e3, plan[1].group: 30e3}
+        return {g: ModelGain(10e3, t, 5e3, 1, 900e3, "...") for g, t in gained.items()}
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        return ModelTiming(function, 1000.0, 900.0, 10)
+
+    monkeypatch.setattr(pipeline, "dispatch_gains", fake_gains)
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    tuned = tune_model(MLP, TuneOptions(candidates=3, top_k=1), benchmark_job=fake_benchmark)
+    (planned,) = measured
+    assert len(planned) == 2, "both tuned dispatches are measured in the model"
+    slower, faster = (next(d for d in tuned.report.dispatches if d.export in g) for g in planned)
+    assert not slower.kept and faster.kept
+    assert slower.model_gain.gained_ns == -50e3  # kept in the report: it says why
+    (why,) = [c.detail for c in slower.candidates if c.detail and "slower per call" in c.detail]
+    assert "50.0 us slower per call" in why and "noise +-5.0 us" in why
+    assert f"{faster.export}__" in tuned.lowered and f"{slower.export}__" not in tuned.lowered
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        assert len(module.groups) == 1
+        args = mlp_inputs()
+        assert_close(module.function("mlp")(*args), mlp_reference(args))
 
 
 # --- the last check, the bench module and the end-to-end timing ----------------------------
