@@ -25,7 +25,7 @@ and the tie-break picks the reference among them, else the first in variant orde
 on one machine then agree unless a variant is faster by more than the band. A group's
 `expected` variant (offline tuning's winner) is the incumbent: it is never dropped early,
 the interval test eliminates it only when it is slower than the leader by more than
-`incumbent_band` (default 10%, at least the tie band), and while it is not eliminated it
+`incumbent_band` (default 25%, at least the tie band), and while it is not eliminated it
 is the winner whenever the rule commits (a difference smaller than what leaving the
 function's fast path costs does not cost the function its fast path).
 

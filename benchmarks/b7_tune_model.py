@@ -66,6 +66,14 @@ def _dispatch_rows(report) -> list[dict]:
                 "candidates": len(d.candidates),
                 "failed": d.failed,
                 "kept": d.kept,
+                # what the winner gained in the model (None: not measured); a negative
+                # gain beyond the noise left the dispatch out
+                "model_gain_us": None
+                if d.model_gain is None
+                else round(d.model_gain.gained_ns / 1e3, 1),
+                "model_gain_noise_us": None
+                if d.model_gain is None
+                else round(d.model_gain.noise_ns / 1e3, 1),
             }
         )
     return rows

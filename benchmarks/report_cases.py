@@ -404,15 +404,18 @@ def case_table(case: dict) -> list[str]:
             )
         lines += [
             "",
-            "| model | dispatch | default (µs) | best (µs) | best | candidates / failed | kept |",
-            "|---|---|---:|---:|---|---:|---|",
+            "| model | dispatch | default (µs) | best (µs) | best | candidates / failed | kept "
+            "| gained in the model (µs) |",
+            "|---|---|---:|---:|---|---:|---|---:|",
         ]
         for r in d["models"]:
             for x in r["dispatches"]:
+                gained = x.get("model_gain_us")
+                in_model = "-" if gained is None else f"{gained} ± {x['model_gain_noise_us']}"
                 lines.append(
                     f"| {r['model']} | `{x['dispatch']}` | {x['default_us'] or '-'} | "
                     f"{x['best_us'] or '-'} | {x['best'] or '-'} | {x['candidates']} / "
-                    f"{x['failed']} | {', '.join(x['kept']) or '-'} |"
+                    f"{x['failed']} | {', '.join(x['kept']) or '-'} | {in_model} |"
                 )
         lines += [
             "",
@@ -426,7 +429,9 @@ def case_table(case: dict) -> list[str]:
                 else ". "
             )
             + "Dispatch times are those of the candidates alone (side by side, on synthetic "
-            "inputs of the model's sizes).",
+            "inputs of the model's sizes); the gain in the model is the winner's, against "
+            "IREE's own, per model call (± two standard errors), and a dispatch the model "
+            "ran slower with its winner is left out (kept: -).",
         ]
         return lines
     if cid == "B8":
