@@ -197,22 +197,21 @@ def next_or_winner(
     active = [i for i, v in enumerate(variants) if not v.eliminated]
     if not active:
         return None, 0
-    needed = rule.warmup + rule.min_samples
-    short = [i for i in active if variants[i].runs < needed]
+    short = [i for i in active if len(variants[i].samples) < rule.min_samples]
     if not short:
         _eliminate(rule, variants, active, incumbent)
         active = [i for i in active if not variants[i].eliminated]
         if len(active) == 1:
             return None, active[0]
-        full = rule.warmup + rule.max_samples
+        full = rule.max_samples
         if _indifferent(rule, variants, active) is not None or all(
-            variants[i].runs >= full for i in active
+            len(variants[i].samples) >= full for i in active
         ):
             # the incumbent stands where the interval test has not shown it slower
             return None, incumbent if incumbent in active else tie_break(
                 rule, variants, active, first
             )
-        short = [i for i in active if variants[i].runs < full]
+        short = [i for i in active if len(variants[i].samples) < full]
     return min(short, key=lambda i: (variants[i].runs, i != lead, i)), None
 
 

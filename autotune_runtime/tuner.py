@@ -233,6 +233,8 @@ class Tuner:
         decisions of `explicit` groups, and -1 (the reference) for the other keys."""
         self.observer: Callable[[int, Key], None] | None = None
         """Called with (group, key) after each timed run and each commit."""
+        self.first_key: dict[tuple[int, int], Key] = {}
+        """Per (group, variant), the key it first ran at in this process (`_warmup`)."""
         self.checked: dict[tuple[int, Key], dict[int, bool]] = {}
         """Per group and size bucket (`size_bucket`), each variant compared with the
         reference on real inputs there: whether it agreed at every key it was compared
@@ -419,9 +421,23 @@ class Tuner:
         state = self.state(gid, key)
         self.in_flight = None
         if 0 <= variant < len(state.variants):
-            state.variants[variant].add(elapsed_ns, self.rule_for(gid).warmup)
+            warmup = self._warmup(gid, key, state, variant)
+            self.first_key.setdefault((gid, variant), key)
+            state.variants[variant].add(elapsed_ns, warmup)
         if self.observer is not None:
             self.observer(gid, key)
+
+    def _warmup(self, gid: int, key: Key, state: KeyState, variant: int) -> int:
+        """The warm-up runs of a variant at a key: the rule's, unless the variant already
+        ran at another key of the group; then only the key's first run (of any variant)
+        is one. What makes a run cold at a new key is the key's (its sizes' first buffers),
+        not each variant's: a static build's first call at a new length took 1.9x its warm
+        time, another build's first call at that length, right after, 0.9x."""
+        rule = self.rule_for(gid)
+        if self.first_key.get((gid, variant), key) == key:
+            return rule.warmup
+        first_at_key = not any(v.runs for v in state.variants)
+        return min(rule.warmup, 1) if first_at_key else 0
 
     def set_choice(self, gid: int, variant: int) -> None:
         """A choice set by hand for every key of a group (what its setter stores)."""

@@ -222,14 +222,14 @@ def _b8_why(d: dict) -> str:
         f"new workload key; warm start explored {first['explored_calls'] / sizes:.0f} of the "
         f"{d['calls_per_length']} calls per size (first shuffled run; {held} of "
         f"{first['warm_started']} warm starts confirmed the neighbour's winner), and each "
-        "variant's first run at a new size is cold and is checked once against the "
+        "size's first run is cold and each variant is checked once against the "
         "reference variant (the slowest at the large sizes) per size bucket (sizes within "
         "2x). On the shuffled stream every size starts exploring before any is decided, so "
         "a warm start arrives after a size has run most of its exploration."
         + (
             f" Running each slower variant once at every size would cost "
             f"{d['floor_each_slower_variant_once']:.3f}x the oracle's time; the stop rule runs "
-            "each contender at a size once cold and three times timed."
+            "each contender at a size three times timed (and the size's first run, cold)."
             if "floor_each_slower_variant_once" in d
             else ""
         )

@@ -62,7 +62,8 @@ def test_a_new_key_starts_from_the_nearest_decided_winner_and_skips_ruled_out_va
     tune_key(scratch, 400, CROSSING)
     winner, cold_runs = tune_key(scratch, 500, CROSSING)
     assert winner == "a" and scratch.states[(0, (500,))].prior is None
-    assert cold_runs["c"] == 1 + 3  # from scratch: warm-up and min_samples
+    # from scratch: min_samples (c ran at 400: only the key's first run, a's, warms up)
+    assert cold_runs == Counter({"a": 1 + 3, "b": 3, "c": 3})
     assert sum(runs.values()) < sum(cold_runs.values())
 
 
@@ -74,7 +75,7 @@ def test_the_neighbours_winner_is_not_kept_where_another_variant_is_faster():
     assert state.prior is not None and state.prior.winner == VARIANTS.index("a")
     assert state.confirmation_failed
     assert winner == "b" == best(CROSSING, 1200)
-    assert runs["c"] == 1 + 3  # explored in full after the failed confirmation
+    assert runs["c"] == 3  # explored in full after the failed confirmation (warm: ran at 400)
 
 
 def test_a_key_still_confirming_takes_up_a_nearer_neighbour_decided_later():
@@ -160,7 +161,7 @@ def test_warm_start_turned_off_tunes_every_key_from_scratch(make):
     tune_key(tuner, 400, CROSSING)
     _, runs = tune_key(tuner, 500, CROSSING)
     assert tuner.states[(0, (500,))].prior is None
-    assert runs == Counter({"a": 4, "b": 4, "c": 4})
+    assert runs == Counter({"a": 4, "b": 3, "c": 3})  # the key's first run warms up
 
 
 def test_explicit_groups_confirm_against_the_reference():
@@ -279,3 +280,21 @@ def test_a_neighbour_whose_bound_rules_out_every_other_variant_is_taken_at_once(
     # farther away the bound lets b contend again, and the key is confirmed by running
     winner, runs = tune_key(tuner, 500, CROSSING)
     assert winner == "a" and runs["a"] > 0 and runs["b"] > 0
+
+
+def test_warm_up_runs_are_each_variants_first_and_then_each_keys_first():
+    """A variant's first runs in the process are warm-up runs (the rule's `warmup`); at a
+    later key only the key's first run is, whichever variant makes it: a variant that ran
+    elsewhere is timed from its first run there."""
+    tuner = Tuner(group(warmup=2), warm_start=False)
+    for variant in (0, 1, 0, 1, 0, 1):
+        tuner.record(0, variant, 100.0 + variant, (400,))
+    first = tuner.states[(0, (400,))].variants
+    assert [len(v.cold) for v in first] == [2, 2, 0]
+    assert [len(v.samples) for v in first] == [1, 1, 0]
+    for variant in (1, 0, 1, 2, 2, 2):
+        tuner.record(0, variant, 100.0 + variant, (800,))
+    later = tuner.states[(0, (800,))].variants
+    # b warms the key up; a and b ran at 400, so they are timed; c is new: two warm-ups
+    assert [len(v.cold) for v in later] == [0, 1, 2]
+    assert [len(v.samples) for v in later] == [1, 1, 1]
