@@ -17,6 +17,7 @@ RULE_OPTIONS = (
     "indifference",
     "tie_band",
     "incumbent_band",
+    "confirm_samples",
 )
 """The stop-rule parameters a load option or a group attribute may set (a group sets those
 its attributes name)."""
@@ -45,6 +46,12 @@ class StopRule:
     expected variant for one 15-30% faster there took 1.30x the stock build's time, the
     loads where none left 0.83-0.91x)."""
 
+    confirm_samples: int = 1
+    """Timed samples per contender in a warm start's confirmation (at most
+    `min_samples`): the nearest decided key's ranking is the prior, and one sample of each
+    contender tells whether it still holds; where it does not, the key is explored in
+    full with `min_samples`."""
+
     def __post_init__(self) -> None:
         if self.warmup < 0 or self.min_samples < 1 or self.max_samples < self.min_samples:
             raise ValueError(
@@ -52,6 +59,8 @@ class StopRule:
                 f"warmup={self.warmup}, min_samples={self.min_samples}, "
                 f"max_samples={self.max_samples}"
             )
+        if self.confirm_samples < 1:
+            raise ValueError(f"confirm_samples must be >= 1, got {self.confirm_samples}")
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
         if not 0.0 <= self.indifference < 1.0:

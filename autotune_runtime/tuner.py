@@ -25,8 +25,11 @@ its results). The bound: if a kernel's time never shrinks as a size grows and gr
 like the cube of each size (`GROWTH_EXPONENT`, as a matmul's), the ratio of two variants'
 times changes by at most 2 ** (3 * distance) between two keys; a variant slower than the
 neighbour's winner there by more than that (on a low estimate of its time, `low_ns`) cannot
-be faster here. If the neighbour's winner wins among the contenders, it is committed without
-running the others; otherwise the key is explored in full, keeping the samples taken. A key
+be faster here. The confirmation takes `confirm_samples` (default 1) timed samples of each
+contender, not `min_samples`: the neighbour's ranking is the prior. If the neighbour's
+winner wins among the contenders, it is committed without running the others; otherwise
+the key is explored in full with the group's rule, keeping the samples taken (a variant
+the confirmation eliminated on its few samples runs again). A key
 still exploring when a neighbour gets decided takes up the warm start then, keeping its
 samples (a variant it has already timed at or below the neighbour's winner stays a
 contender), and a nearer neighbour's when that one is decided later, while its
@@ -41,7 +44,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -214,6 +217,7 @@ class Tuner:
         self.warm_start = warm_start
         self.rule = rule or StopRule()
         self._rules: dict[int, StopRule] = {}
+        self._confirmation_rules: dict[int, StopRule] = {}
         self.cache = cache
         self.device = device
         self.states: dict[tuple[int, Key], KeyState] = {}
@@ -353,7 +357,7 @@ class Tuner:
             return None, prior.winner
         stats = [state.variants[i] for i in prior.contenders]
         first = prior.contenders.index(prior.winner)
-        variant, winner = next_or_winner(self.rule_for(gid), stats, first)
+        variant, winner = next_or_winner(self.confirmation_rule(gid), stats, first)
         if winner is None:
             assert variant is not None
             return prior.contenders[variant], None
@@ -365,7 +369,21 @@ class Tuner:
                     state.bounds[i] = time_here * prior.ratios[i] / prior.growth
             return None, prior.winner
         state.confirmation_failed = True
+        for v in stats:  # explored in full now: eliminated by the full rule only
+            v.eliminated = v.failed or v.rejected
         return None, None
+
+    def confirmation_rule(self, gid: int) -> StopRule:
+        """The stop rule of a warm start's confirmation: the group's, with
+        `confirm_samples` timed samples per contender (the neighbour's ranking is the
+        prior: one sample each tells whether it still holds)."""
+        rule = self._confirmation_rules.get(gid)
+        if rule is None:
+            full = self.rule_for(gid)
+            samples = min(full.confirm_samples, full.min_samples)
+            rule = replace(full, min_samples=samples)
+            self._confirmation_rules[gid] = rule
+        return rule
 
     # --- the host imports ----------------------------------------------------------------
 

@@ -56,7 +56,9 @@ def test_a_new_key_starts_from_the_nearest_decided_winner_and_skips_ruled_out_va
     assert not state.confirmation_failed
     # at 400, c was 2.1x slower than a: more than the bound (500/400)**3 = 1.95 allows
     assert [VARIANTS[i] for i in state.prior.contenders] == ["a", "b"]
-    assert runs["c"] == 0
+    # the confirmation: a's cold run (the key's first), then one timed sample of each
+    # contender (`confirm_samples`), not `min_samples` of each
+    assert runs == Counter({"a": 2, "b": 1})
 
     scratch = Tuner(group(), warm_start=False)
     tune_key(scratch, 400, CROSSING)
@@ -76,6 +78,45 @@ def test_the_neighbours_winner_is_not_kept_where_another_variant_is_faster():
     assert state.confirmation_failed
     assert winner == "b" == best(CROSSING, 1200)
     assert runs["c"] == 3  # explored in full after the failed confirmation (warm: ran at 400)
+
+
+def test_confirm_samples_sets_the_samples_per_contender_of_a_confirmation():
+    tuner = Tuner(group(), rule=StopRule(confirm_samples=3))
+    tune_key(tuner, 400, CROSSING)
+    winner, runs = tune_key(tuner, 500, CROSSING)
+    assert winner == "a" and not tuner.states[(0, (500,))].confirmation_failed
+    assert runs == Counter({"a": 4, "b": 3})  # min_samples each, as a full exploration
+    with pytest.raises(ValueError, match="confirm_samples must be >= 1"):
+        StopRule(confirm_samples=0)
+
+
+def test_a_confirmation_that_fails_on_one_slow_sample_explores_with_the_full_rule():
+    """The neighbour's winner, slowed once (one noisy sample), loses its confirmation;
+    the full exploration that follows no longer counts that one sample against it: it
+    is the winner again, on `min_samples` samples of each variant."""
+    tuner = Tuner(group())
+    tune_key(tuner, 400, CROSSING)
+    slow_once = {"done": False}
+
+    def timed(variant: str, n: int) -> float:
+        fixed, per = CROSSING[variant]
+        if variant == "a" and tuner.states[(0, (n,))].variants[0].runs == 1:
+            if not slow_once["done"]:
+                slow_once["done"] = True
+                return 1.5 * (fixed + per * n)  # the first timed sample of a: noise
+        return fixed + per * n
+
+    runs: Counter = Counter()
+    for _ in range(1000):
+        variant, committed, _ = tuner.select(0, (550,))
+        if committed:
+            break
+        runs[VARIANTS[variant]] += 1
+        tuner.record(0, variant, timed(VARIANTS[variant], 550), (550,))
+    state = tuner.states[(0, (550,))]
+    assert state.confirmation_failed
+    assert VARIANTS[state.decision] == "a" == best(CROSSING, 550)
+    assert runs["a"] >= 1 + 3 and runs["b"] >= 3  # explored in full after the failure
 
 
 def test_a_key_still_confirming_takes_up_a_nearer_neighbour_decided_later():
