@@ -14,6 +14,11 @@ Two streams: `shuffled` (every call in random order, so that every length starts
 is decided: the headline) and `phased` (the lengths in random order, each one's 50 calls in a
 row, as a serving load whose shapes change in phases).
 
+The three modules run the stream side by side: each call of the stream is made on all three,
+in rotating order, before the next, so that a slow spell of the machine falls on every mode
+alike (timed one stream after another, the same build measured 1.04x to 1.59x the oracle
+between runs a minute apart; side by side, within 0.01-0.04).
+
 Each length's best variant is found first, by interleaved calls of the three static builds
 (one per variant). Times are the sums of the per-call times (`perf_counter_ns` around the VM
 call, the input already on the device). Ratio: median over the repetitions of warm / oracle
@@ -88,24 +93,48 @@ def oracle_cache(settings: Settings, vmfb: bytes, best: dict[int, str]):
     return path
 
 
-def run_stream(module, stream: list[int], inputs: dict) -> dict:
-    """Total time of the calls of `stream` on a fresh module, and what tuning did."""
-    function = raw_function(module, "run")
-    args = {n: device_array(module, x) for n, x in inputs.items()}
+def run_streams(modules: dict, stream: list[int], inputs: dict, reference: str) -> dict:
+    """Total time of the calls of `stream` on each of `modules` (fresh), made side by side
+    (each call on every module, in rotating order), and what tuning did in each: with the
+    time over `reference`'s median call at the same size, of the calls that explored and
+    of the others (`excess_ms`)."""
+    names = list(modules)
+    functions = {name: raw_function(m, "run") for name, m in modules.items()}
+    args = {name: {n: device_array(m, x) for n, x in inputs.items()} for name, m in modules.items()}
     clock = time.perf_counter_ns
-    total = 0
+    calls = {name: [] for name in names}
     with no_gc():
-        for n in stream:
-            start = clock()
-            function(args[n])
-            total += clock() - start
+        for i, n in enumerate(stream):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                before = _explored(modules[name], n)
+                start = clock()
+                functions[name](args[name][n])
+                elapsed = clock() - start
+                calls[name].append((n, elapsed, _explored(modules[name], n) > before))
+    typical = {
+        n: median(t for m, t, _ in calls[reference] if m == n) for n in dict.fromkeys(stream)
+    }
+    return {name: _outcome(modules[name], calls[name], typical, inputs) for name in names}
+
+
+def _explored(module, n: int) -> int:
+    state = module.tuner.states.get((0, (n,)))
+    return state.explored_calls if state is not None else 0
+
+
+def _outcome(module, calls: list, typical: dict, inputs: dict) -> dict:
+    """A module's total time over a stream, and what its tuning did."""
     stats = module.stats()
     for n in (min(inputs), max(inputs)):
         np.testing.assert_allclose(module.run(inputs[n]), inputs[n], rtol=1e-3)
     warm = [s["warm_start"] for s in stats if s["warm_start"]]
+    excess = {"exploring": 0.0, "other": 0.0}
+    for n, elapsed, explored in calls:
+        excess["exploring" if explored else "other"] += (elapsed - typical[n]) / 1e6
     return {
-        "total_ns": total,
+        "total_ns": sum(t for _, t, _ in calls),
         "explored_calls": sum(s["explored_calls"] for s in stats),
+        "excess_ms": {k: round(v, 2) for k, v in excess.items()},
         "warm_started": len(warm),
         "confirmations_failed": sum(not w["confirmed"] for w in warm),
         "decisions": {s["workload"][0]: s["decision"] for s in stats},
@@ -141,12 +170,10 @@ def run(settings: Settings) -> CaseResult:
         for repeat in range(repeats):
             names = list(modes)
             names = names[repeat % 3 :] + names[: repeat % 3]
-            measured = {}
-            for name in names:
-                module = modes[name]()
-                measured[name] = run_stream(module, stream, inputs)
+            modules = {name: modes[name]() for name in names}
+            runs.append(run_streams(modules, stream, inputs, "oracle"))
+            for module in modules.values():
                 module.close()
-            runs.append(measured)
         measured_streams[stream_name] = runs
     runs = measured_streams["shuffled"]
     ratios = {
