@@ -26,7 +26,9 @@ like the cube of each size (`GROWTH_EXPONENT`, as a matmul's), the ratio of two 
 times changes by at most 2 ** (3 * distance) between two keys; a variant slower than the
 neighbour's winner there by more than that (on a low estimate of its time, `low_ns`) cannot
 be faster here. The confirmation takes `confirm_samples` (default 1) timed samples of each
-contender, not `min_samples`: the neighbour's ranking is the prior. If the neighbour's
+contender, not `min_samples`, where the bound rules at least one variant out: the
+neighbour's ranking is then the prior (a neighbour so far that every variant stays a
+contender tells nothing: its winner is confirmed on `min_samples`). If the neighbour's
 winner wins among the contenders, it is committed without running the others; otherwise
 the key is explored in full with the group's rule, keeping the samples taken (a variant
 the confirmation eliminated on its few samples runs again). A key
@@ -357,7 +359,11 @@ class Tuner:
             return None, prior.winner
         stats = [state.variants[i] for i in prior.contenders]
         first = prior.contenders.index(prior.winner)
-        variant, winner = next_or_winner(self.confirmation_rule(gid), stats, first)
+        # a neighbour whose bound rules no variant out tells nothing of this key: its
+        # winner is confirmed on `min_samples`, as an exploration from scratch would be
+        informative = len(prior.contenders) < len(state.variants)
+        rule = self.confirmation_rule(gid) if informative else self.rule_for(gid)
+        variant, winner = next_or_winner(rule, stats, first)
         if winner is None:
             assert variant is not None
             return prior.contenders[variant], None

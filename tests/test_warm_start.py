@@ -90,6 +90,16 @@ def test_confirm_samples_sets_the_samples_per_contender_of_a_confirmation():
         StopRule(confirm_samples=0)
 
 
+def test_a_neighbour_too_far_to_rule_anything_out_is_confirmed_on_min_samples():
+    tuner = Tuner(group())
+    assert tune_key(tuner, 1000, HIDDEN)[0] == "a"
+    winner, runs = tune_key(tuner, 5000, HIDDEN)  # 2.3 octaves: the bound allows 128x
+    state = tuner.states[(0, (5000,))]
+    assert len(state.prior.contenders) == len(VARIANTS) and not state.confirmation_failed
+    assert winner == "a" == best(HIDDEN, 5000)
+    assert runs == Counter({"a": 1 + 3, "b": 3, "c": 3})  # as from scratch
+
+
 def test_a_confirmation_that_fails_on_one_slow_sample_explores_with_the_full_rule():
     """The neighbour's winner, slowed once (one noisy sample), loses its confirmation;
     the full exploration that follows no longer counts that one sample against it: it
@@ -108,14 +118,14 @@ def test_a_confirmation_that_fails_on_one_slow_sample_explores_with_the_full_rul
 
     runs: Counter = Counter()
     for _ in range(1000):
-        variant, committed, _ = tuner.select(0, (550,))
+        variant, committed, _ = tuner.select(0, (500,))
         if committed:
             break
         runs[VARIANTS[variant]] += 1
-        tuner.record(0, variant, timed(VARIANTS[variant], 550), (550,))
-    state = tuner.states[(0, (550,))]
+        tuner.record(0, variant, timed(VARIANTS[variant], 500), (500,))
+    state = tuner.states[(0, (500,))]
     assert state.confirmation_failed
-    assert VARIANTS[state.decision] == "a" == best(CROSSING, 550)
+    assert VARIANTS[state.decision] == "a" == best(CROSSING, 500)
     assert runs["a"] >= 1 + 3 and runs["b"] >= 3  # explored in full after the failure
 
 
