@@ -39,7 +39,6 @@ class Group:
     variants: list[str]
     arity: int | None = None
     keys: dict[tuple[int, ...], int] = field(default_factory=dict)
-    uses_dynamic_cache: bool = False
     function_kinds: dict[str, str] = field(default_factory=dict)
     """For a group of functions: `util.func` or `func.func`, per variant."""
     _locations: dict[tuple[str, int], NameLoc] = field(default_factory=dict, repr=False)
