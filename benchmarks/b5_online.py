@@ -2,10 +2,12 @@
 
 The B3 module (4 variants, costs in known ratios; `kernels.speed_module`) loaded with
 online tuning, against its static build of the fastest variant (`x1`, frozen with
-`compile(policy="static", cache=...)`). Each is timed in a fresh process from the load on
-(`probe.py time ... fresh`): 1000 calls of the VM function with the input already on the
-device, so that neither numpy copies nor another module's allocations (see B2) hide the
-costs. The processes alternate, several times. Ratio: median over the pairs of total online
+`compile(policy="static", cache=...)`). Both are timed from their load on, side by side in
+one fresh process (`probe.py pair`): 1000 calls of each VM function with the input already
+on the device, each call made on both in turn, so that a slow spell of the machine falls
+on both (timed in separate processes, one after the other, the regret of one tree moved
+between 0.65 and 3.51 from run to run). Several such processes, the module loaded first
+alternating. Ratio: median over the pairs of total online
 time / total static time (1.0: tuning cost nothing; the excess is the exploration of slower
 variants, the host calls and the timing fences, and what the module leaks per call).
 
@@ -36,6 +38,7 @@ from benchmarks.common import (
     interleaved,
     load_module,
     median,
+    probe,
     raw_function,
     time_in_process,
 )
@@ -52,12 +55,7 @@ def run(settings: Settings) -> CaseResult:
     runs = []
     for pair in range(pairs):
         order = ["online", "static"] if pair % 2 == 0 else ["static", "online"]
-        measured = {
-            name: time_in_process(
-                settings, f"b5_{name}", builds[name], "step", SIZE, CALLS, "fresh"
-            )
-            for name in order
-        }
+        measured = time_side_by_side(settings, {name: builds[name] for name in order})
         on, st = measured["online"], measured["static"]
         runs.append(
             {
@@ -114,6 +112,19 @@ def run(settings: Settings) -> CaseResult:
         meaning="time of the first 1000 calls with online tuning / 1000 calls of the best variant",
         detail=detail,
     )
+
+
+def time_side_by_side(settings: Settings, builds: dict[str, bytes]) -> dict[str, dict]:
+    """`probe pair`: the first CALLS calls of both builds from their load on, in one fresh
+    process, each call made on both in turn (the first named first on even calls)."""
+    paths = []
+    for name, vmfb in builds.items():
+        path = settings.scratch / f"b5_{name}.vmfb"
+        if not path.exists():
+            path.write_bytes(vmfb)
+        paths.append(str(path))
+    measured = probe("pair", *paths, "step", str(SIZE), str(CALLS))
+    return dict(zip(builds, (measured["first"], measured["second"]), strict=True))
 
 
 def variant_call_times(

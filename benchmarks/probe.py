@@ -9,6 +9,10 @@
   tuning commits (untimed), `fresh` times the first CALLS calls from the load on. Reports
   the median, the sum and every call's nanoseconds, and the median of each variant's runs
   as tuning timed them.
+- `pair FIRST.vmfb SECOND.vmfb FUNCTION SIZE CALLS`: `time ... fresh` of both modules in
+  one process, side by side: both loaded, then each call made on FIRST and SECOND in turn
+  (FIRST first on even calls, SECOND on odd ones), so that a slow spell of the machine
+  falls on both. Reports `time`'s fields for each, under `first` and `second`.
 
 Prints one JSON line: `peak_rss_mib` (the process's `ru_maxrss`), `baseline_rss_mib` (the
 same, read after the imports and before the work), `vm_hwm_mib` (the kernel's `VmHWM`, a
@@ -82,39 +86,69 @@ def run(vmfb: str, function: str, size: str, calls: str) -> dict:
 
 
 def time_calls(vmfb: str, function: str, size: str, calls: str, mode: str) -> dict:
-    import gc
-    import statistics
+    import numpy as np
 
+    module, arg = _loaded(vmfb, size)
+    tuning_calls = 0
+    if mode == "committed":
+        call = module.function(function)
+        x = np.arange(int(size), dtype=np.float32)
+        while module.groups and not module.decisions():
+            call(x)
+            tuning_calls += 1
+    times = _timed({"only": module}, {"only": arg}, function, int(calls))["only"]
+    return _report(module, times) | {"tuning_calls": tuning_calls}
+
+
+def time_pair(first: str, second: str, function: str, size: str, calls: str) -> dict:
+    modules, args = {}, {}
+    for name, vmfb in (("first", first), ("second", second)):
+        modules[name], args[name] = _loaded(vmfb, size)
+    times = _timed(modules, args, function, int(calls))
+    return {name: _report(module, times[name]) for name, module in modules.items()}
+
+
+def _loaded(vmfb: str, size: str):
+    """A module loaded for timing (local-sync, no tuning cache) and its input on the
+    device."""
     import iree.runtime as rt
     import numpy as np
 
     from autotune_runtime import load
 
-    x = np.arange(int(size), dtype=np.float32)
     module = load(vmfb, device="local-sync", cache=False)
-    tuning_calls = 0
-    if mode == "committed":
-        call = module.function(function)
-        while module.groups and not module.decisions():
-            call(x)
-            tuning_calls += 1
-    raw = module.context.modules[module.module.name][function]
-    arg = rt.asdevicearray(module.config.device, x)
+    x = np.arange(int(size), dtype=np.float32)
+    return module, rt.asdevicearray(module.config.device, x)
+
+
+def _timed(modules: dict, args: dict, function: str, calls: int) -> dict[str, list[int]]:
+    """Every call's nanoseconds, per module: `calls` calls of the VM function of each,
+    made in turn (the order rotating call by call)."""
+    import gc
+
+    raws = {name: m.context.modules[m.module.name][function] for name, m in modules.items()}
+    names = list(modules)
     clock = time.perf_counter_ns
-    times = []
+    times: dict[str, list[int]] = {name: [] for name in names}
     gc.collect()
     gc.disable()
-    for _ in range(int(calls)):
-        start = clock()
-        raw(arg)
-        times.append(clock() - start)
+    for i in range(calls):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            start = clock()
+            raws[name](args[name])
+            times[name].append(clock() - start)
     gc.enable()
+    return times
+
+
+def _report(module, times: list[int]) -> dict:
+    import statistics
+
     stats = module.stats()
     module.close()
     return {
         "median_ns": statistics.median(times),
         "sum_ns": sum(times),
-        "tuning_calls": tuning_calls,
         "decision": stats[0]["decision"] if stats else None,
         "explored_calls": stats[0]["explored_calls"] if stats else 0,
         "explored_medians_ns": {v["variant"]: v["median_ns"] for v in stats[0]["variants"]}
@@ -125,7 +159,7 @@ def time_calls(vmfb: str, function: str, size: str, calls: str, mode: str) -> di
 
 
 def main(argv: list[str]) -> int:
-    commands = {"lower": lower, "run": run, "time": time_calls}
+    commands = {"lower": lower, "run": run, "time": time_calls, "pair": time_pair}
     if not argv or argv[0] not in commands:
         print(__doc__, file=sys.stderr)
         return 2
