@@ -151,7 +151,7 @@ def matmul_example() -> tuple[str, Path]:
     return path.read_text(), path
 
 
-def speed_module(factors: tuple[int, ...] = (24, 1, 96), size: int = 65536) -> str:
+def speed_module(factors: tuple[int, ...] = (64, 1, 256), size: int = 65536) -> str:
     """A flow.executable group `@work::@step` whose variant k chains `factors[k]`
     multiply-adds per element: the variants' costs differ by known factors. Entry
     `@step(tensor<SIZExf32>)`."""

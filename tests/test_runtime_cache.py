@@ -49,7 +49,7 @@ def test_online_commits_to_the_fastest_variant(speed_vmfb, tmp_path):
     (stats,) = module.stats()
     assert 0 < stats["explored_calls"] <= 3 * (1 + 20)
     medians = {v["variant"]: v["median_ns"] for v in stats["variants"]}
-    assert medians["x96"] > 2 * medians["x1"]
+    assert medians["x256"] > 2 * medians["x1"]
     module.close()
 
 
@@ -118,12 +118,12 @@ def test_stats_and_decisions_are_exposed(speed_vmfb, tmp_path):
     module = tune_online(speed_vmfb, False, max_samples=20)
     (stats,) = module.stats()
     assert stats["group"] == "work::step" and stats["workload"] == []
-    assert [v["variant"] for v in stats["variants"]] == ["x24", "x1", "x96"]
+    assert [v["variant"] for v in stats["variants"]] == ["x64", "x1", "x256"]
     for v in stats["variants"]:
         assert v["runs"] >= 1
         assert v["min_ns"] <= v["median_ns"] if v["samples"] else v["eliminated"]
     slowest = stats["variants"][2]
-    # x96, 96x the fastest, is dropped early: after its cold run, or after its first timed
+    # x256, 256x the work of the fastest, is dropped early: after its cold run, or after its first timed
     # run where the cold penalty seen (the first variant's first call in the process) is
     # large enough that its cold run alone does not show it (under load): one or two runs,
     # as the early drop guarantees, never `warmup + min_samples`
