@@ -7,6 +7,8 @@ optional (their column is left out without them). Finishes in well under 5 minut
 
     python benchmarks/gpu/check_triton.py [--arch sm_90] [--json OUT.json] [--quick]
     python benchmarks/gpu/check_triton.py --dry-run   # compile only: no GPU needed
+    python benchmarks/gpu/check_triton.py --build DIR         # here: compile, save in DIR
+    python benchmarks/gpu/check_triton.py --prebuilt DIR      # there: only IREE's runtime
 
 For each kernel of tests/data/triton (vector add, tutorial fp16 matmul, tutorial softmax) it
 compiles the shipped module for the GPU's arch (sm_90 PTX on compute capability 9.0, sm_80
@@ -267,30 +269,82 @@ def triton_side():
 # --- the check ---------------------------------------------------------------------------------
 
 
-def run_case(case: Case, arch: str, budget: float, rng, side) -> bool:
-    import iree.runtime as rt
+POLICIES = ("explicit", "online")
 
-    from autotune_runtime import load
+
+@dataclass
+class Built:
+    """A kernel's modules for one arch, and what running them needs to know of the import
+    (so that a machine with only the IREE runtime can run them: `--prebuilt`)."""
+
+    vmfbs: dict[str, bytes]  # by policy
+    setter: str  # the explicit module's `__autotune_set_...` function
+    configs: list[dict]  # per variant, in the group's order: name, Triton config values
+    dims: list[str]  # the workload's dimensions, in the group's key order
+    aligned: dict[str, bool]  # per workload (`_workload_key`): specialized exports run
+    seconds: float  # compile time
+
+
+def _workload_key(dims: dict[str, int]) -> str:
+    return json.dumps(dims, sort_keys=True)
+
+
+def build(case: Case, arch: str) -> Built:
+    """Compile `case`'s shipped module for `arch` with each policy (needs the compiler)."""
     from lowering.driver import compile
     from lowering.triton import ImportedKernel
 
     kernel = ImportedKernel.load_bundle(DATA / f"{case.kernel}.{arch}.json")
     source = DATA / f"{case.kernel}.{arch}.mlir"
-    configs = kernel.group_variants
     started = time.perf_counter()
     vmfbs = {
         policy: compile(
             source.read_text(), target="cuda", arch=arch, filename=source, policy=policy
         )
-        for policy in ("explicit", "online")
+        for policy in POLICIES
     }
-    print(
-        f"\n== {case.kernel} ({arch}): {len(configs)} configs, compiled in "
-        f"{time.perf_counter() - started:.1f} s"
+    workloads = [
+        w for c in (*cases(False), *cases(True)) if c.kernel == case.kernel for w in c.workloads
+    ]
+    return Built(
+        vmfbs=vmfbs,
+        setter=f"__autotune_set_{kernel.spec.name}_exe_{kernel.spec.name}",
+        configs=[{"name": v.name, "config": v.config.to_json()} for v in kernel.group_variants],
+        dims=list(kernel.spec.dims),
+        aligned={
+            _workload_key(dims): all(
+                kernel.spec.arg(n).expr.evaluate(dims) % kernel.spec.divisibility == 0
+                for n in kernel.spec.assumed_divisible()
+            )
+            for dims in workloads
+        },
+        seconds=time.perf_counter() - started,
     )
+
+
+def save(built: Built, folder: Path, kernel: str, arch: str) -> None:
+    for policy, vmfb in built.vmfbs.items():
+        (folder / f"{kernel}.{arch}.{policy}.vmfb").write_bytes(vmfb)
+    meta = {k: v for k, v in built.__dict__.items() if k != "vmfbs"}
+    (folder / f"{kernel}.{arch}.json").write_text(json.dumps(meta, indent=1))
+
+
+def load_built(folder: Path, kernel: str, arch: str) -> Built:
+    meta = json.loads((folder / f"{kernel}.{arch}.json").read_text())
+    vmfbs = {p: (folder / f"{kernel}.{arch}.{p}.vmfb").read_bytes() for p in POLICIES}
+    return Built(vmfbs=vmfbs, **meta)
+
+
+def run_case(case: Case, arch: str, budget: float, rng, side, built: Built) -> bool:
+    import iree.runtime as rt
+
+    from autotune_runtime import load
+
+    vmfbs = built.vmfbs
+    configs = built.configs
+    print(f"\n== {case.kernel} ({arch}): {len(configs)} configs, compiled in {built.seconds:.1f} s")
     explicit = load(vmfbs["explicit"], device="cuda", cache=False)
-    exe = f"{kernel.spec.name}_exe"
-    set_choice = explicit.function(f"__autotune_set_{exe}_{kernel.spec.name}")
+    set_choice = explicit.function(built.setter)
     run_explicit = explicit.context.modules[explicit.module.name][case.entry]
     ok = True
     for dims in case.workloads:
@@ -298,10 +352,7 @@ def run_case(case: Case, arch: str, budget: float, rng, side) -> bool:
         ref = case.reference(arrays)
         device_arrays = [rt.asdevicearray(explicit.config.device, a) for a in arrays]
         workload = ", ".join(f"{k}={v}" for k, v in dims.items())
-        aligned = all(
-            kernel.spec.arg(n).expr.evaluate(dims) % kernel.spec.divisibility == 0
-            for n in kernel.spec.assumed_divisible()
-        )
+        aligned = built.aligned[_workload_key(dims)]
         print(
             f"-- workload {workload}: "
             + ("16-aligned, specialized exports" if aligned else "not 16-aligned: fallbacks")
@@ -321,18 +372,18 @@ def run_case(case: Case, arch: str, budget: float, rng, side) -> bool:
             row = {
                 "kernel": case.kernel,
                 "workload": dims,
-                "config": v.name,
-                "config_values": v.config.to_json(),
+                "config": v["name"],
+                "config_values": v["config"],
                 "iree_us": seconds * 1e6,
                 "iree_ok": good,
                 "iree_max_err": err,
             }
-            line = f"{v.name:<22}{seconds * 1e6:>14.1f}{err:>10.2g}{'' if good else ' WRONG'}"
+            line = f"{v['name']:<22}{seconds * 1e6:>14.1f}{err:>10.2g}{'' if good else ' WRONG'}"
             ok &= good
             if side and case.triton is not None:
                 torch, triton = side
                 tensors = [torch.from_numpy(a).cuda() for a in arrays]
-                launch, result = case.triton(torch, triton, v.config.to_json(), tensors, dims)
+                launch, result = case.triton(torch, triton, v["config"], tensors, dims)
                 launch()
                 torch.cuda.synchronize()
                 t_good, t_err = matches(result.cpu().numpy(), ref, case.rtol, case.atol)
@@ -360,7 +411,7 @@ def run_case(case: Case, arch: str, budget: float, rng, side) -> bool:
         arrays = case.inputs(rng, dims)
         ref = case.reference(arrays)
         device_arrays = [rt.asdevicearray(online.config.device, a) for a in arrays]
-        key = [dims[d] for d in kernel.spec.dims]
+        key = [dims[d] for d in built.dims]
 
         def committed(key=key):
             return next((s for s in online.stats() if s["workload"] == key and s["decision"]), None)
@@ -400,19 +451,15 @@ def run_case(case: Case, arch: str, budget: float, rng, side) -> bool:
     return ok
 
 
-def dry_run(arch: str) -> bool:
-    """Compile every module for `arch` and check their exports; no GPU needed."""
-    from lowering.driver import compile
-
+def build_all(arch: str, folder: Path | None) -> bool:
+    """Compile every module for `arch` (no GPU needed); with `folder`, save them there for
+    `--prebuilt` on a machine with the GPU and only IREE's runtime."""
     for case in cases(quick=True):
-        source = DATA / f"{case.kernel}.{arch}.mlir"
-        for policy in ("explicit", "online"):
-            start = time.perf_counter()
-            vmfb = compile(
-                source.read_text(), target="cuda", arch=arch, filename=source, policy=policy
-            )
-            seconds = time.perf_counter() - start
-            print(f"{case.kernel} {arch} {policy}: {len(vmfb)} bytes in {seconds:.1f} s")
+        built = build(case, arch)
+        sizes = ", ".join(f"{p} {len(v)} bytes" for p, v in built.vmfbs.items())
+        print(f"{case.kernel} {arch}: {sizes}, in {built.seconds:.1f} s")
+        if folder is not None:
+            save(built, folder, case.kernel, arch)
     return True
 
 
@@ -423,9 +470,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller workloads")
     parser.add_argument("--budget", type=float, default=0.25, help="seconds per timing (0.25)")
     parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU needed)")
+    parser.add_argument(
+        "--build", metavar="DIR", help="compile only, and save the modules in DIR (no GPU needed)"
+    )
+    parser.add_argument(
+        "--prebuilt", metavar="DIR", help="run the modules that --build saved (no compiler needed)"
+    )
     args = parser.parse_args(argv)
-    if args.dry_run:
-        return 0 if dry_run(args.arch or "sm_80") else 1
+    if args.dry_run or args.build:
+        folder = Path(args.build) if args.build else None
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+        archs = [args.arch] if args.arch else (["sm_80", "sm_90"] if folder else ["sm_80"])
+        return 0 if all(build_all(arch, folder) for arch in archs) else 1
     capability = compute_capability()
     if capability is None:
         print("no NVIDIA GPU: libcuda.so.1 not found or no device", file=sys.stderr)
@@ -445,7 +502,11 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     all_cases = cases(args.quick)
     for case in all_cases:
-        ok &= run_case(case, arch, args.budget, rng, side)
+        if args.prebuilt:
+            built = load_built(Path(args.prebuilt), case.kernel, arch)
+        else:
+            built = build(case, arch)
+        ok &= run_case(case, arch, args.budget, rng, side, built)
     print(
         f"\n{'all results match numpy' if ok else 'SOME RESULTS ARE WRONG'}; "
         f"{time.perf_counter() - started:.0f} s"
