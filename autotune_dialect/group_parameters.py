@@ -6,7 +6,7 @@ sample workloads, `warm_start`). They are checked twice. Reading a group from it
 attributes (`read_parameters`) refuses an unknown name or a value of the wrong kind with a
 `GroupAttributeError` that names the key, which the syntax reports at that key. Verifying a
 group (`verify_parameters`) refuses values out of range, a `choice`, `reference` or
-`expected` that is not a variant, an `expected` outside the `online` policy, and sample
+`expected` that is not a variant, an `expected` with the `static` policy, and sample
 counts the runtime's stop rule would refuse. Which names are policies is the `policy`
 property's constraint (`PolicyName`), which xDSL checks with the group's other properties.
 """
@@ -131,9 +131,12 @@ def verify_parameters(
     if choice is not None and policy is not None and policy.data != Policy.STATIC:  # type: ignore[attr-defined]
         raise VerifyException('choice is only meaningful with policy "static"')
     if properties.get("expected") is not None and (
-        choice is not None or (policy is not None and policy.data != Policy.ONLINE)  # type: ignore[attr-defined]
+        choice is not None or (policy is not None and policy.data == Policy.STATIC)  # type: ignore[attr-defined]
     ):
-        raise VerifyException('expected is only meaningful with policy "online"')
+        raise VerifyException(
+            'expected is not meaningful with policy "static" (its choice is fixed); it names '
+            'the variant an "online", "explicit" or "init" group is expected to choose'
+        )
     values = {key: _number(properties, key) for key in _INT_PARAMS}
     if values["warmup"] is not None and values["warmup"] < 0:
         raise VerifyException("warmup must be >= 0")

@@ -550,11 +550,12 @@ def _make_group(module: ModuleOp, sites: list[DispatchOp], tunable: Tunable, pol
     kept = {c.name: c.compilation_info for c in tunable.candidates if c.name in tunable.result.kept}
     params: dict[str, object] = {"policy": policy}
     first = sites[0]
-    if policy == Policy.STATIC and not tunable.frozen:  # else the cache's decisions choose
-        params["choice"] = tunable.winner_variant
-    elif policy in (Policy.EXPLICIT, Policy.INIT):
-        params["workloads"] = [tunable.workload]
-    elif policy == Policy.ONLINE:
+    if policy == Policy.STATIC:
+        if not tunable.frozen:  # else the cache's decisions choose
+            params["choice"] = tunable.winner_variant
+    else:
+        if policy in (Policy.EXPLICIT, Policy.INIT):
+            params["workloads"] = [tunable.workload]
         # offline tuning's winner: the function's fast path runs it (`lowering.fast_path`)
         params["expected"] = tunable.winner_variant
     tile_variants(module, first, kept, **params)

@@ -1,21 +1,23 @@
-"""The fast path of a function whose online groups name the variant each is `expected` to
+"""The fast path of a function whose groups name the variant each is `expected` to
 settle on (offline tuning's winner).
 
-A committed online site still selects its variant on every call: an `scf.if` on its
-choice global, where IREE ends one execution region and starts another. Each boundary is
-a queue submission of its own, waited on by the next: about 2 µs on `local-sync`, and
-20-30 µs on a 2-core `local-task`, where each one hands the work from thread to thread
-(an 8-site chain: 411 µs against 189 µs static). A function none of whose sites can be
-left out of the fast path (every one an online site of a group with `expected`, a static
+A committed online site, like an `explicit` or `init` site once its choice is stored,
+still selects its variant on every call: an `scf.if` on its choice global, where IREE
+ends one execution region and starts another. Each boundary is a queue submission of its
+own, waited on by the next: about 2 µs on `local-sync`, and 20-30 µs on a 2-core
+`local-task`, where each one hands the work from thread to thread (an 8-site chain:
+411 µs against 189 µs static). A function none of whose sites can be left out of the fast
+path (every one a site of an online, explicit or init group with `expected`, a static
 workload key, its results read, outside an initializer) gets a copy of itself that runs
 each site's expected variant directly, straight-line: one execution region, as a static
 build. The function itself then branches once, in a new entry block: when every site's
-committed choice is its expected variant it calls that copy (inlined by IREE), else it
-goes on to the lowered body.
+chosen variant (an explicit or init site's stored choice, the reference while none is
+stored) is its expected one it calls that copy (inlined by IREE), else it goes on to the
+lowered body.
 
-Sites whose choice differs from the expected one (another device, another machine load)
-run as before through the lowered function: the fast path is an optimization of the
-common case, the decisions are the runtime's.
+Sites whose choice differs from the expected one (another device, another machine load,
+a variant set by hand) run as before through the lowered function: the fast path is an
+optimization of the common case, the decisions are the runtime's.
 """
 
 from __future__ import annotations
@@ -53,10 +55,14 @@ def _function_of(op: Operation) -> Operation | None:
     return parent
 
 
+_POLICIES = (Policy.ONLINE, Policy.EXPLICIT, Policy.INIT)
+"""The policies whose sites choose at run time, from a global, and so can take a fast path."""
+
+
 def _takes_fast_path(site: Site) -> bool:
     group = site.group
     return (
-        group.policy == Policy.ONLINE
+        group.policy in _POLICIES
         and group.expected_index is not None
         and site.static_key is not None
         and not in_initializer(site.op)
@@ -119,8 +125,15 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
         em = Emitter(entry, location=location)
         conditions = []
         for site in plan.sites:
-            choice = em.value(util.GlobalLoadOp(state.site_choices[site.op], i32))
-            conditions.append(em.cmp("eq", choice, em.i32(site.group.expected_index)))  # type: ignore[arg-type]
+            group = site.group
+            if group.policy == Policy.ONLINE:
+                choice = em.value(util.GlobalLoadOp(state.site_choices[site.op], i32))
+            else:  # the key's stored choice; unset (negative) runs the reference
+                key = group.key_index(site.static_key)  # type: ignore[arg-type]
+                stored = em.value(util.GlobalLoadOp(state.choice_global(group, key), i32))
+                valid = em.cmp("sge", stored, em.i32(0))
+                choice = em.select(valid, stored, em.i32(group.default_index))
+            conditions.append(em.cmp("eq", choice, em.i32(group.expected_index)))  # type: ignore[arg-type]
         em.add(
             cf.ConditionalBranchOp(
                 em.all_of(conditions), fast, list(entry.args), lowered, list(entry.args)

@@ -1,6 +1,6 @@
-"""The fast path of a function whose online groups name an `expected` variant: the lowered
-function branches once between a straight-line copy running every expected variant and
-the per-site selection; calls give the chosen variants' results whichever runs; the
+"""The fast path of a function whose online, explicit or init groups name an `expected`
+variant: the lowered function branches once between a straight-line copy running every
+expected variant and the per-site selection; calls give the chosen variants' results whichever runs; the
 runtime prefers the expected variant among tied ones."""
 
 from __future__ import annotations
@@ -55,12 +55,43 @@ def test_a_function_with_a_site_that_expects_nothing_has_no_fast_path():
     assert "__autotune_expected" not in lowered and "cf.cond_br" not in lowered
 
 
-def test_expected_is_an_online_groups_attribute_and_names_a_variant():
+def test_expected_names_a_variant_of_a_group_that_chooses_at_run_time():
     text = tagged_chain_module([1, 2, 0])
     with pytest.raises(DiagnosticError, match="expected @nope is not one of the group's variants"):
         parse_module(text.replace("expected = @g0_v1", "expected = @nope"))
-    with pytest.raises(DiagnosticError, match='expected is only meaningful with policy "online"'):
-        parse_module(text.replace("expected = @g0_v1", 'expected = @g0_v1, policy = "explicit"'))
+    with pytest.raises(DiagnosticError, match='expected is not meaningful with policy "static"'):
+        parse_module(text.replace("expected = @g0_v1", 'expected = @g0_v1, policy = "static"'))
+    for policy in ("explicit", "init"):
+        parse_module(text.replace("expected = @g0_v1", f'expected = @g0_v1, policy = "{policy}"'))
+
+
+@pytest.mark.parametrize("policy", ["explicit", "init"])
+def test_a_function_of_stored_choices_branches_on_them_to_the_straight_copy(policy):
+    """An explicit or init site's choice is its key's stored one, the reference while none
+    is stored: the entry block compares that with the expected variant."""
+    lowered = lower_to_iree(tagged_chain_module([1, 2, 0]), policy, locations=False)
+    entry, fast, body = _blocks(function_text(lowered, "run"))
+    assert "cf.cond_br" in entry and "flow.dispatch" not in entry
+    assert entry.count("util.global.load") == 3 and entry.count("arith.select") == 3
+    assert "util.call @run__autotune_expected" in fast
+    assert "scf.if" in body and "util.call" not in body  # the choice is read, never asked
+    straight = function_text(lowered, "run__autotune_expected")
+    assert "scf.if" not in straight and straight.count("flow.dispatch") == 3
+
+
+@pytest.mark.parametrize("expected", [[1, 2, 0], [0, 0, 0]])
+def test_explicit_calls_run_the_set_variants_on_either_path(expected):
+    """Nothing set (the references), every group at its expected variant, one group
+    elsewhere: each call gives the tags of the variants set, whichever path runs them."""
+    vmfb = compile(tagged_chain_module(expected, size=SIZE), policy="explicit")
+    x = np.arange(SIZE, dtype=np.float32)
+    with load(vmfb, device="local-sync", cache=False) as module:
+        np.testing.assert_array_equal(module.run(x), x + tags([0, 0, 0]))
+        setters = {int(g.container[1:]): module.function(g.setter) for g in module.groups.values()}
+        for choices in (expected, [2, *expected[1:]], expected, [1, 1, 1]):
+            for g, k in enumerate(choices):
+                setters[g](f"g{g}_v{k}")
+            np.testing.assert_array_equal(module.run(x), x + tags(choices))
 
 
 def test_the_tie_break_takes_the_expected_variant_then_the_reference():

@@ -109,6 +109,8 @@ def test_a_dynamic_model_is_tuned_at_the_example_shapes_and_runs_at_others():
     rng = np.random.default_rng(0)
     w = rng.standard_normal((256, 256)).astype(np.float32)
     with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        (group,) = module.groups.values()  # offline tuning's winner: the fast path's variant
+        assert group.variants[group.expected] == f"{dispatch.export}__{dispatch.best.name}"
         module.tune()
         for rows in (40, 7):
             x = rng.standard_normal((rows, 256)).astype(np.float32)
