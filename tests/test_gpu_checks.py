@@ -6,13 +6,12 @@ modules) checks results, times variants and settles the online module."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import DATA
+from small_models import candidates_ranked_by_order
 
-from autotune_model.bench import benchmark_dispatch
 from benchmarks.gpu import check_triton, check_tune_model
 from lowering.triton import ImportedKernel
 
@@ -46,20 +45,10 @@ SMALL = check_tune_model.Case(
 )
 
 
-def every_candidate_faster(job):
-    """One quick real round (for the results); candidate k reported (1 + k/10) times faster
-    than IREE's own, so that every candidate that built is kept, as for a GPU not here."""
-    measured = benchmark_dispatch(replace(job, repeats=1, seconds=0.0, warmup=0))
-    for k, result in enumerate(measured):
-        if result.error is None:
-            result.times_ns = [int(1e6 / (1 + 0.1 * k))]
-    return measured
-
-
 @pytest.fixture(scope="module")
 def built_small(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("tuned")
-    check_tune_model.build(SMALL, folder, "llvm-cpu", benchmark_job=every_candidate_faster)
+    check_tune_model.build(SMALL, folder, "llvm-cpu", benchmark_job=candidates_ranked_by_order)
     return folder
 
 

@@ -14,25 +14,16 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from small_models import candidates_ranked_by_order
 
 from autotune_model import TuneOptions, tune_model
-from autotune_model.bench import benchmark_dispatch, compile_candidate, type_tolerance
+from autotune_model.bench import compile_candidate, type_tolerance
 from autotune_model.pipeline import input_type_flags
 from autotune_runtime.session import load
 from benchmarks.models import CORPUS, REAL
 from lowering.driver import compile_lowered
 
 ENTRY = {"gpt2_onnx": "main_graph", "squeezenet_onnx": "main_graph"}
-
-
-def candidates_ranked_by_order(job):
-    """The real benchmark, one quick round; candidate k reported (1 + k/10) times faster
-    than IREE's own."""
-    measured = benchmark_dispatch(replace(job, repeats=1, seconds=0.0, warmup=0))
-    for k, result in enumerate(measured):
-        if result.error is None:
-            result.times_ns = [int(1e6 / (1 + 0.1 * k))]
-    return measured
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.gpu.check_triton import compute_capability, matches  # noqa: E402
+from benchmarks.gpu.check_triton import (  # noqa: E402
+    compute_capability,
+    matches,
+    time_per_call,
+)
 
 ARCH = "sm_80"
 """IREE 3.13 generates CUDA code for sm_80 (tune-model refuses sm_90); the PTX JIT-compiles
@@ -170,22 +174,8 @@ def build(case: Case, folder: Path, target: str = "cuda", **tune) -> None:
 # --- running (needs only IREE's runtime) -------------------------------------------------------
 
 
-def time_per_call(call: Callable[[], object], budget: float) -> float:
-    """Seconds per call (IREE's calls return once results are ready): a loop sized to
-    about `budget` seconds, the median of 5 rounds, after 3 warm-up calls."""
-    for _ in range(3):
-        call()
-    start = time.perf_counter()
-    call()
-    once = max(time.perf_counter() - start, 1e-6)
-    n = max(3, min(2000, int(budget / 5 / once)))
-    rounds = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(n):
-            call()
-        rounds.append((time.perf_counter() - start) / n)
-    return statistics.median(rounds)
+def _ready(_) -> None:
+    """IREE's calls (and the cuBLAS call here) return once their results are ready."""
 
 
 def interleaved(calls: dict[str, Callable[[], object]], rounds: int = 7, per: int = 20):
@@ -226,7 +216,10 @@ def _cublas(case: Case, arrays: list[np.ndarray], budget: float) -> dict | None:
         torch.cuda.synchronize()
         return out
 
-    return {"us": time_per_call(call, budget) * 1e6, "what": f"torch {torch.__version__} a @ b"}
+    return {
+        "us": time_per_call(call, _ready, budget) * 1e6,
+        "what": f"torch {torch.__version__} a @ b",
+    }
 
 
 def run_case(case: Case, folder: Path, budget: float, device: str) -> tuple[bool, dict]:
@@ -249,7 +242,7 @@ def run_case(case: Case, folder: Path, budget: float, device: str) -> tuple[bool
         reference, rtol, atol = stock_out, 1e-2, 1e-3
         ok = bool(np.isfinite(stock_out).all())
         result["stock_ok"] = ok
-    stock_s = time_per_call(lambda: stock(*stock_args), budget)
+    stock_s = time_per_call(lambda: stock(*stock_args), _ready, budget)
     flop = 2 * np.prod(case.matmul) if case.matmul else None
     result["stock_us"] = stock_s * 1e6
     print(
@@ -275,7 +268,7 @@ def run_case(case: Case, folder: Path, budget: float, device: str) -> tuple[bool
         for variant in group.variants:
             setters[group.qualified_name](variant)
             good, err = matches(np.asarray(run(*args).to_host(), np.float32), reference, rtol, atol)
-            seconds = time_per_call(lambda: run(*args), budget)
+            seconds = time_per_call(lambda: run(*args), _ready, budget)
             rows.append({"variant": variant, "us": seconds * 1e6, "ok": good, "max_err": err})
             ok &= good
         ref_us = next(r["us"] for r in rows if r["variant"] == group.variants[group.reference])
