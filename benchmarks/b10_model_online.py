@@ -25,8 +25,9 @@ counts the groups that settled on it, `decisions_as_expected`).
 What a committed group still costs, apart from the model: a chain of 8 groups of 3
 variants (`kernels.many_groups_module`, 64 Ki floats each) built online (called until
 committed), online with each group's decision named `expected` (the fast path), explicit
-(`tune()`d: the same selection of the committed choice, no exploration code) and static
-with the same choices, interleaved calls on local-sync and on local-task (`chain` in the
+(`tune()`d: the same selection of the committed choice, no exploration code), explicit
+with `expected` named and each group set to it (the fast path) and static with the same
+choices, interleaved calls on local-sync and on local-task (`chain` in the
 detail).
 """
 
@@ -189,8 +190,9 @@ def run(settings: Settings) -> CaseResult:
 
 def _chain(settings: Settings) -> dict:
     """Per-call medians (µs) of a chain of `CHAIN` committed groups: online, online with
-    each group's decision named `expected` (the fast path), explicit and static builds of
-    the same choices, on `local-sync` and on `local-task` (see the module docstring)."""
+    each group's decision named `expected` (the fast path), explicit without and with it,
+    and static builds of the same choices, on `local-sync` and on `local-task` (see the
+    module docstring)."""
     import warnings
 
     from autotune_runtime import load
@@ -212,9 +214,9 @@ def _chain(settings: Settings) -> dict:
     expected = {
         int(g.split("::")[0][1:]): int(v.rsplit("_v", 1)[1]) for (g, _), v in decisions.items()
     }
-    builds["online, expected"] = compile_module(
-        many_groups_module(CHAIN, 3, CHAIN_SIZE, expected=expected), "online"
-    )
+    named = many_groups_module(CHAIN, 3, CHAIN_SIZE, expected=expected)
+    builds["online, expected"] = compile_module(named, "online")
+    builds["explicit, expected"] = compile_module(named, "explicit")
     builds["static"] = compile_module(text, "static", freeze(settings, "b10_chain", rows))
     result: dict = {"groups": CHAIN, "elements": CHAIN_SIZE}
     for device in (DEVICE, "local-task"):
@@ -225,6 +227,9 @@ def _chain(settings: Settings) -> dict:
                 while name.startswith("online") and len(module.decisions()) < CHAIN:
                     module.run0(x)
             modules["explicit"].tune()
+            chosen = modules["explicit, expected"]  # set to the expected variants: fast path
+            for group in chosen.groups.values():
+                chosen.function(group.setter)(group.variants[group.expected])
         calls = []
         for module in modules.values():
             function, arg = raw_function(module, "run0"), device_array(module, x)
@@ -330,9 +335,19 @@ def _chain_sentence(c: dict) -> str:
             continue
         parts.append(
             f"{device}: online {t['online']:.1f}, online with `expected` (the fast path) "
-            f"{t['online, expected']:.1f}, explicit {t['explicit']:.1f}, static "
-            f"{t['static']:.1f} ({t['online'] / t['static']:.2f}x, "
-            f"{t['online, expected'] / t['static']:.2f}x, {t['explicit'] / t['static']:.2f}x)"
+            f"{t['online, expected']:.1f}, explicit {t['explicit']:.1f}"
+            + (
+                f", explicit set to its `expected` (the fast path) {t['explicit, expected']:.1f}"
+                if "explicit, expected" in t
+                else ""
+            )
+            + f", static {t['static']:.1f} ("
+            + ", ".join(
+                f"{t[k] / t['static']:.2f}x"
+                for k in ("online", "online, expected", "explicit", "explicit, expected")
+                if k in t
+            )
+            + ")"
         )
     return (
         f"A chain of {c['groups']} committed groups of {c['elements'] // 1024} Ki floats, µs "
