@@ -22,8 +22,11 @@ one thread (the device's) and on every core at the start, and again on one threa
 and after every row's rounds, so that a spell of load on this shared machine cannot make
 the peak lower than what a build reached; the peak is the best of all these runs, and
 with no C compiler it is "not measured". Each row has per build its time, GFLOP/s and
-percent of the one-thread peak (a bf16 row's FMAs are f32 FMAs on a CPU without bf16
-arithmetic). Ratio: the worst tuned / OpenBLAS time over the f32 matmuls (goal <= 1.25).
+percent of the one-thread peak. A bf16 row's peak, where the compiler targets AVX-512 BF16,
+is the bf16 dot-product loop's (`fma_peak.bf16_loop`, twice the multiply-adds of an FMA per
+lane; the best of its runs at the start and after the rows); on a CPU without bf16
+arithmetic its FMAs are f32 FMAs and the FMA loop's peak is its. Ratio: the worst tuned /
+OpenBLAS time over the f32 matmuls (goal <= 1.25).
 `--quick`: smaller sizes, 1 s of rounds per row instead of 6, and tune-model with 2
 candidates and no timing of whole builds (so it keeps the stock options: one tuned build).
 """
@@ -294,7 +297,8 @@ def _row(op: Op, options: TuneOptions, budget_s: float, loop, numpy_here: bool) 
 
 
 def _fill(row: dict, peak: float | None) -> None:
-    """GFLOP/s and percent of `peak` for each timed build; the row's ratios."""
+    """GFLOP/s and percent of `peak` (the row's: `_peak_of`) for each timed build; the
+    row's ratios."""
     for cell in row["builds"].values():
         if cell.get("ms"):
             cell["gflops"] = round(row["gflop"] / cell["ms"] * 1e3, 2)
@@ -318,6 +322,8 @@ def run(settings: Settings) -> CaseResult:
     budget = 1.0 if quick else 6.0
     lib = fma_peak.build(settings.scratch)
     loop = None if isinstance(lib, str) else fma_peak.Loop(lib, 2e-3)
+    bf16_loop = None if isinstance(lib, str) else fma_peak.bf16_loop(lib, 2e-3)
+    bf16_rates = [] if bf16_loop is None else [bf16_loop.rate(THREADS, repeats=7)]
     if loop is None:
         peak = {"error": lib}
     else:
@@ -339,8 +345,11 @@ def run(settings: Settings) -> CaseResult:
         peak_gflops = max(
             [peak["gflops"][str(THREADS)], *(max(r["fma_loop_gflops"]) for r in rows)]
         )
+    if bf16_loop is not None:
+        bf16_rates.append(bf16_loop.rate(THREADS, repeats=7))
+    bf16_peak = round(max(bf16_rates), 2) if bf16_rates else None
     for row in rows:
-        _fill(row, peak_gflops)
+        _fill(row, bf16_peak if row["element"] == "bf16" and bf16_peak else peak_gflops)
     f32 = [r for r in rows if r["kind"] == "matmul" and r["element"] == "f32"]
     ratios = [r["tuned_over_numpy"] for r in f32 if r["tuned_over_numpy"] is not None]
     ratio = max(ratios) if ratios else float("nan")
@@ -350,6 +359,8 @@ def run(settings: Settings) -> CaseResult:
         "rows": rows,
         "peak": peak,
         "peak_gflops": peak_gflops,
+        "bf16_peak_gflops": bf16_peak,
+        "bf16_loop_gflops": [round(r, 2) for r in bf16_rates],
         "threads": THREADS,
         "device": DEVICE,
         "numpy_threads_set_by": how or f"a subprocess with OPENBLAS_NUM_THREADS={THREADS}",

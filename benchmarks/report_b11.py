@@ -7,6 +7,18 @@ OPTION_SETS = ("stock", "data-tiling", "data-tiling+ukernels")
 COLUMNS = (*OPTION_SETS, "tuned", "tuned (stock flags)", "numpy")
 
 
+def _bf16_peak(d: dict) -> str:
+    """The bf16 rows' peak, where a bf16 dot-product loop measured it."""
+    if d.get("bf16_peak_gflops") is None:
+        return ""
+    runs = "/".join(f"{g:.0f}" for g in d.get("bf16_loop_gflops", []))
+    return (
+        f"; a bf16 row's percent is of the bf16 dot-product loop's peak, "
+        f"{d['bf16_peak_gflops']:.1f} GFLOP/s (`vdpbf16ps`, two multiply-adds per f32 lane; "
+        f"at the start / after the rows: {runs})"
+    )
+
+
 def _peak(d: dict) -> str:
     if d.get("peak_gflops") is None:
         return f"not measured ({d['peak'].get('error', 'no loop')})"
@@ -128,8 +140,10 @@ def b11_table(d: dict) -> list[str]:
         + f". {measured} The loop before / after each row: {loops or '-'} "
         "GFLOP/s (how loaded the machine was). numpy: "
         f"{numpy_what}. bf16 arithmetic on this CPU: "
-        f"{'yes' if d.get('bf16_arithmetic') else 'no (its FMAs are f32 FMAs)'}. "
-        f"Tuned (`tune-model --freeze`, {d['candidates_per_dispatch']} candidates per "
+        f"{'yes' if d.get('bf16_arithmetic') else 'no (its FMAs are f32 FMAs)'}"
+        + _bf16_peak(d)
+        + ". "
+        + f"Tuned (`tune-model --freeze`, {d['candidates_per_dispatch']} candidates per "
         f"dispatch; it times on `local-task`): {built or '-'}. Results against numpy's: "
         + (f"**differ** for {', '.join(wrong)}." if wrong else "every build agrees."),
     ]
