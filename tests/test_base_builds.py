@@ -31,14 +31,16 @@ MATMUL_BASES = (STOCK, "data-tiling", "data-tiling+ukernels")  # a model without
 SMALL = TuneOptions(candidates=2, top_k=1, time_model=False, combine=False)
 
 
-def ratios_in_turn(*values: float):
-    """A `ratio` that gives `values` in turn and records the builds it was handed."""
+def ratios_in_turn(*values: float | list[float]):
+    """A `ratio` that gives `values` in turn (a number: every load measured it; a list:
+    each load's) and records the builds it was handed."""
     seen: list[tuple[bytes, bytes]] = []
     given = iter(values)
 
-    def ratio(stock: bytes, other: bytes) -> float:
+    def ratio(stock: bytes, other: bytes) -> list[float]:
         seen.append((stock, other))
-        return next(given)
+        value = next(given)
+        return list(value) if isinstance(value, list) else [value] * 3
 
     return ratio, seen
 
@@ -61,9 +63,9 @@ def data_tiling_timed_fastest(timed: list):
     the stock build's time and every later one 0.9x; the builds timed go to `timed`."""
 
     def fake_ratio(function, inputs, device):
-        def ratio(stock: bytes, other: bytes) -> float:
+        def ratio(stock: bytes, other: bytes) -> list[float]:
             timed.append(other)
-            return 0.5 if len(timed) == 1 else 0.9
+            return [0.5 if len(timed) == 1 else 0.9] * 3
 
         return ratio
 
@@ -139,7 +141,7 @@ def test_model_timings_over_loads_take_the_median_load(monkeypatch):
     monkeypatch.setattr(measure, "time_model", fake_time_model)
     timing, loads = measure.time_model_loads(b"s", b"t", "f", [], "static", "local-task", 3, 3.0)
     assert loads == [1.35, 0.9, 1.01] and timing.ratio == 1.01
-    assert timed_ratio("f", [], "local-task")(b"s", b"t") == 0.85  # median of 0.8, 0.85, 0.95
+    assert timed_ratio("f", [], "local-task")(b"s", b"t") == [0.8, 0.85, 0.95]  # each load
 
 
 def test_the_fastest_option_set_is_chosen_when_it_beats_the_stock_build():
@@ -157,6 +159,21 @@ def test_the_stock_build_stays_unless_another_is_faster_than_the_noise():
     base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
     assert (base.name, base.flags) == (STOCK, [])
     assert vmfb == seen[0][0]
+
+
+def test_an_option_set_must_beat_the_stock_build_in_every_load():
+    """Faster in the median load but not in every one (as stock and data tiling measured
+    on the MLP, local-task, idle): the stock build stays; the set reports its slowest
+    load. Faster in every load: it is chosen."""
+    ratio, seen = ratios_in_turn([1.042, 0.96, 0.95], [0.9, 1.01, 0.9])
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
+    assert (base.name, vmfb) == (STOCK, seen[0][0])
+    assert base.ratios == {STOCK: 1.0, "data-tiling": 1.042, "data-tiling+ukernels": 1.01}
+    line = summary_lines(TuneReport("m", "llvm-cpu", None, "online", "local", base=base))[0]
+    assert "tried against the stock build (its slowest load): data-tiling 1.042x" in line
+    ratio, seen = ratios_in_turn([0.9, 0.92, 0.95], [0.9, 0.99, 0.9])
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
+    assert (base.name, base.ratios["data-tiling"], vmfb) == ("data-tiling", 0.95, seen[0][1])
 
 
 def test_a_model_tuned_with_data_tiling_tunes_its_mmt4d_dispatches_and_computes_the_model():
