@@ -229,7 +229,8 @@ def tune_model(
     the one with the smallest gain alone first, until it is not (at worst it is the stock
     module). Where the timing chose IREE options other than the stock ones
     (`--base auto`), the module must then be faster than the stock build itself over a
-    few fresh loads (`base_builds.LOADS`), else the stock build is written.
+    few fresh loads (`base_builds.LOADS`), else the stock build's dispatches are tuned
+    instead (the report then holds both runs' times and jobs, and says why).
 
     Progress goes to `progress`; by default, where a person watches (a terminal, a
     notebook), to bars on standard error (`TerminalProgress`), unless `quiet`.
@@ -252,14 +253,24 @@ def _tune(
     executor: Executor | None,
     progress: Progress,
     jobs: tuple[Callable, Callable],
+    earlier: TuneReport | None = None,
 ) -> TunedModel:
+    """`tune_model`'s work. `earlier`: the report of a run whose module, built with other
+    options, lost to the stock build; this run, from the stock options, goes on from its
+    times, jobs, notes and the option sets it tried."""
     compile_job, benchmark_job = jobs
     executor = executor or LocalExecutor()
-    seconds: dict[str, float] = {}
     clock = time.perf_counter()
     policy = Policy.STATIC if options.freeze else options.policy
     report = TuneReport(filename, options.target, options.arch, policy, executor.name)
-    report.seconds = seconds
+    if earlier is not None:
+        report.seconds, report.jobs, report.notes = earlier.seconds, earlier.jobs, earlier.notes
+        report.base = replace(
+            report.base,
+            ratios=earlier.base.ratios,
+            tuned_over_stock=earlier.base.tuned_over_stock,
+        )
+    seconds = report.seconds
     builds = CandidateBuilds(
         compile_job,
         executor,
@@ -422,22 +433,14 @@ def _tune(
             stock_vmfb, vmfb, function_name, inputs, policy, device, LOADS, LOADS_BUDGET_S
         )
         lap("measure")
-        if against.ratio > 1.0:
-            for tunable in grouped:
-                tunable.ungroup(
-                    f"the module built with {report.base.name} was {against.ratio:.3f}x the "
-                    "stock build's time"
-                )
+        if against.ratio > 1.0:  # the stock build's dispatches are tuned instead
             report.notes.append(
                 f"the tuned module, built with {report.base.name}, took {against.ratio:.3f}x "
-                f"the stock build's time (the median of {LOADS} fresh loads): it is written as "
-                "the stock build (`--base stock` tunes the stock build's dispatches)"
+                f"the stock build's time (the median of {LOADS} fresh loads): the stock "
+                "build's dispatches were tuned instead"
             )
-            report.base = replace(report.base, name=STOCK, flags=[])
-            report.timing = None
-            grouped = []
-            vmfb, lowered = _build(flow_of(()), filename, function_name, [], options, policy, ())
-            lap("build")
+            stock_options = replace(options, base=STOCK)
+            return _tune(model, stock_options, filename, executor, progress, jobs, report)
     if stock is not None and grouped:
         failure = check_model(
             stock, vmfb, function_name, inputs, policy, device, options.check_tolerance
