@@ -428,7 +428,8 @@ def _tune(
             lap("measure")
     if stock_vmfb is not None and report.base.name != STOCK:
         # The timing chose other options than the stock ones: the module must beat the
-        # stock build itself, measured over fresh loads, else the stock build is written.
+        # stock build itself, measured over fresh loads, else the stock build's
+        # dispatches are tuned.
         against, report.base.tuned_over_stock = time_model_loads(
             stock_vmfb, vmfb, function_name, inputs, policy, device, LOADS, LOADS_BUDGET_S
         )

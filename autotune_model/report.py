@@ -141,7 +141,7 @@ class BaseBuild:
     tuned_over_stock: list[float] = field(default_factory=list)
     """Where the timing chose options other than the stock ones: the tuned module's time
     per call over the stock build's, in each of a few fresh loads (the median decides
-    whether the module stands; else the stock build is written)."""
+    whether the module stands; else the stock build's dispatches are tuned instead)."""
 
 
 @dataclass
