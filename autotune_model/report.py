@@ -132,8 +132,8 @@ class ModelTiming:
 class BaseBuild:
     """IREE's whole-compilation options the tuned module is built with (`name`, its
     `flags`; `autotune_model.base_builds`), and each option set's time per call relative
-    to the stock build's, measured interleaved with it, in the fresh load least in its
-    favour (None: it did not build)."""
+    to the stock build's, measured interleaved with it: the median of its fresh loads (None:
+    it did not build). A set is taken only when faster in every load."""
 
     name: str = "stock"
     flags: list[str] = field(default_factory=list)
@@ -351,7 +351,10 @@ def _base(report: TuneReport) -> list[str]:
     flags = " ".join(report.base.flags) or "IREE's defaults"
     line = f"build options: {report.base.name} ({flags})"
     if tried:
-        line += f"; tried against the stock build (its slowest load): {', '.join(tried)}"
+        line += (
+            "; tried against the stock build (median load; taken only when faster in every "
+            f"load): {', '.join(tried)}"
+        )
     lines = [line]
     loads = report.base.tuned_over_stock
     if loads and report.base.flags:  # (else the notes say why the stock build stands)

@@ -114,7 +114,7 @@ def run(settings: Settings) -> CaseResult:
             stock, tuned.vmfb, name, inputs, report.policy, device, budget, loads
         )
         # What a speed-minded user picks instead: the fastest of IREE's option sets, by
-        # its median load (tune-model's own choice needs every load faster).
+        # its median load (tune-model's own choice also needs every load faster).
         flags = input_type_flags(model.text)
         per_load = timed_ratio(name, inputs, device)
         best, best_vmfb = choose_base(
