@@ -37,7 +37,7 @@ from dataclasses import replace
 from autotune_dialect import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.base_builds import STOCK, bases_for, choose_base, timed_ratio
-from autotune_model.measure import function_inputs, model_function, time_model_loads
+from autotune_model.measure import function_inputs, model_function, time_model
 from autotune_model.pipeline import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
 from benchmarks.models import MODELS, REAL, real_model
@@ -82,11 +82,16 @@ def _dispatch_rows(report) -> list[dict]:
 
 def _median_timing(reference, tuned, function, inputs, policy, device, budget_s, loads):
     """The timing of the load with the median ratio over `loads` fresh loads, and every
-    load's ratio (rounded for the table)."""
-    timing, ratios = time_model_loads(
-        reference, tuned, function, inputs, policy, device, loads, budget_s
-    )
-    return timing, [round(r, 4) for r in ratios]
+    load's ratio (rounded for the table) and how its online tuning settled (the calls it
+    took, or None where it did not settle within `time_model`'s warm-up): a slow load
+    then says whether its module ran settled."""
+    timings = [
+        time_model(reference, tuned, function, inputs, policy, device, budget_s=budget_s / loads)
+        for _ in range(loads)
+    ]
+    median = sorted(timings, key=lambda t: t.ratio)[len(timings) // 2]
+    settled = [t.settle_calls if t.settled else None for t in timings]
+    return median, [round(t.ratio, 4) for t in timings], settled
 
 
 def run(settings: Settings) -> CaseResult:
@@ -110,7 +115,7 @@ def run(settings: Settings) -> CaseResult:
         inputs = function_inputs(function, model.input_shapes)
         name = function.name
         device = DEVICES["llvm-cpu"]
-        timing, load_ratios = _median_timing(
+        timing, load_ratios, load_settled = _median_timing(
             stock, tuned.vmfb, name, inputs, report.policy, device, budget, loads
         )
         # What a speed-minded user picks instead: the fastest of IREE's option sets, by
@@ -127,8 +132,8 @@ def run(settings: Settings) -> CaseResult:
             stock,
             among=bases_for(stock_flow),
         )
-        against_best, best_load_ratios = (
-            (timing, load_ratios)
+        against_best, best_load_ratios, best_load_settled = (
+            (timing, load_ratios, load_settled)
             if best.name == STOCK
             else _median_timing(
                 best_vmfb, tuned.vmfb, name, inputs, report.policy, device, budget, loads
@@ -142,6 +147,9 @@ def run(settings: Settings) -> CaseResult:
             "calls_each": timing.calls,
             "load_ratios": load_ratios,
             "best_load_ratios": best_load_ratios,
+            # per load: the calls the online module took to settle (None: it did not)
+            "load_settle_calls": load_settled,
+            "best_load_settle_calls": best_load_settled,
             "base": report.base.name,
             "best_flags": best.name,
             "flag_ratios": best.ratios,
