@@ -297,8 +297,8 @@ def _row(op: Op, options: TuneOptions, budget_s: float, loop, numpy_here: bool) 
 
 
 def _fill(row: dict, peak: float | None) -> None:
-    """GFLOP/s and percent of `peak` (the row's: `_peak_of`) for each timed build; the
-    row's ratios."""
+    """GFLOP/s and percent of `peak` (the row's: the bf16 loop's for a bf16 row where it
+    was measured, else the FMA loop's) for each timed build; the row's ratios."""
     for cell in row["builds"].values():
         if cell.get("ms"):
             cell["gflops"] = round(row["gflop"] / cell["ms"] * 1e3, 2)
