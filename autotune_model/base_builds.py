@@ -168,6 +168,10 @@ def timed_ratio(
     `LOADS` fresh loads."""
     from autotune_model.measure import time_model_loads  # (the runtime: only when timing)
 
-    return lambda stock, other: time_model_loads(
-        stock, other, function, inputs, Policy.STATIC, device, LOADS, LOADS_BUDGET_S
-    )[1]
+    def ratios(stock: bytes, other: bytes) -> list[float]:
+        _, timings = time_model_loads(
+            stock, other, function, inputs, Policy.STATIC, device, LOADS, LOADS_BUDGET_S
+        )
+        return [t.ratio for t in timings]
+
+    return ratios

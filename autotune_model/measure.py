@@ -331,9 +331,9 @@ def time_model_loads(
     device: str,
     loads: int,
     budget_s: float,
-) -> tuple[ModelTiming, list[float]]:
+) -> tuple[ModelTiming, list[ModelTiming]]:
     """`time_model` in `loads` fresh loads of both modules, `budget_s` in all: the timing
-    of the load with the median ratio, and every load's ratio. (On a loaded machine one
+    of the load with the median ratio, and every load's timing. (On a loaded machine one
     load of a module has measured 1.01 and another 1.35 of the same stock build within a
     minute: what differs between loads does not average out within one.)"""
     timings = [
@@ -342,8 +342,7 @@ def time_model_loads(
         )
         for _ in range(loads)
     ]
-    median = sorted(timings, key=lambda t: t.ratio)[len(timings) // 2]
-    return median, [t.ratio for t in timings]
+    return sorted(timings, key=lambda t: t.ratio)[len(timings) // 2], timings
 
 
 def _settled(module) -> bool:

@@ -7,7 +7,7 @@ dispatch, top 2 kept) and local workers. Then, apart from the timing that `tune_
 itself does (its guard), the tuned module (online, settled) and the stock `iree-compile`
 build of the same model with the same flags are called in turn on the same inputs, held
 on the device, on `local-task` (the device a user runs on): medians of each, for 8 s per
-model, split into three fresh loads of the tuned module (each settling online anew), the
+model, split into five fresh loads of the tuned module (each settling online anew), the
 load with the median ratio reported: one load whose groups settled off their expected
 variants, or one noisy window, does not decide a model's row. Ratio: the geometric mean
 over the models of tuned / stock (below 1: the tuned module is faster). The detail has
@@ -37,13 +37,13 @@ from dataclasses import replace
 from autotune_dialect import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.base_builds import STOCK, bases_for, choose_base, timed_ratio
-from autotune_model.measure import function_inputs, model_function, time_model
+from autotune_model.measure import function_inputs, model_function, time_model_loads
 from autotune_model.pipeline import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
 from benchmarks.models import MODELS, REAL, real_model
 from lowering.driver import compile_lowered
 
-LOADS = 3  # fresh loads of each tuned module per timing
+LOADS = 5  # fresh loads of each tuned module per timing (the median one reported)
 GOAL_GEOMEAN = 0.90
 GOAL_WORST = 1.02
 GOAL_REAL_GEOMEAN = 0.70  # over the real models of the tests' corpus
@@ -81,15 +81,13 @@ def _dispatch_rows(report) -> list[dict]:
 
 
 def _median_timing(reference, tuned, function, inputs, policy, device, budget_s, loads):
-    """The timing of the load with the median ratio over `loads` fresh loads, and every
+    """`time_model_loads`: the timing of the load with the median ratio, and every
     load's ratio (rounded for the table) and how its online tuning settled (the calls it
     took, or None where it did not settle within `time_model`'s warm-up): a slow load
     then says whether its module ran settled."""
-    timings = [
-        time_model(reference, tuned, function, inputs, policy, device, budget_s=budget_s / loads)
-        for _ in range(loads)
-    ]
-    median = sorted(timings, key=lambda t: t.ratio)[len(timings) // 2]
+    median, timings = time_model_loads(
+        reference, tuned, function, inputs, policy, device, loads, budget_s
+    )
     settled = [t.settle_calls if t.settled else None for t in timings]
     return median, [round(t.ratio, 4) for t in timings], settled
 
