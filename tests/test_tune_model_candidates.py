@@ -233,6 +233,39 @@ def test_a_group_whose_winner_the_model_runs_slower_is_left_out(monkeypatch):
         assert_close(module.function("mlp")(*args), mlp_reference(args))
 
 
+def test_gains_are_measured_on_a_build_without_a_fast_path(monkeypatch):
+    """The tuned module's groups name their winners as expected (the function's fast path
+    runs them); the build that measures each group's gain does not: there, setting one
+    group back to IREE's own would leave the fast path, and the path's cost would be
+    counted as every group's gain (seen: 230-350 us for every dispatch of a model)."""
+    import autotune_model.pipeline as pipeline
+    from autotune_model.report import ModelTiming
+
+    measured_on: list[bytes] = []
+
+    def fake_gains(vmfb, function, inputs, plan, device):
+        measured_on.append(vmfb)
+        return {}
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        return ModelTiming(function, 1000.0, 900.0, 10)
+
+    monkeypatch.setattr(pipeline, "dispatch_gains", fake_gains)
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    tuned = tune_model(MLP, TuneOptions(candidates=3, top_k=1), benchmark_job=fake_benchmark)
+    (gains_vmfb,) = measured_on
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        assert len(module.groups) == 2
+        assert all(g.expected is not None for g in module.groups.values())
+    with load(gains_vmfb, device="local-sync", cache=False) as module:
+        assert len(module.groups) == 2
+        assert all(g.expected is None for g in module.groups.values())
+        for group in module.groups.values():  # every configuration still computes the model
+            module.function(group.setter)(group.variants[group.reference])
+        args = mlp_inputs()
+        assert_close(module.function("mlp")(*args), mlp_reference(args))
+
+
 # --- the last check, the bench module and the end-to-end timing ----------------------------
 
 
