@@ -25,7 +25,8 @@ and the tie-break picks the reference among them, else the first in variant orde
 on one machine then agree unless a variant is faster by more than the band. A group's
 `expected` variant (offline tuning's winner) is the incumbent: it is never dropped early,
 the interval test eliminates it only when it is slower than the leader by more than
-`incumbent_band` (default 25%, at least the tie band), and while it is not eliminated it
+`incumbent_band` (default 25%, at least the tie band), and only once it and the leader have
+`incumbent_samples` timed samples each (default 10), and while it is not eliminated it
 is the winner whenever the rule commits (a difference smaller than what leaving the
 function's fast path costs does not cost the function its fast path).
 
@@ -199,13 +200,13 @@ def next_or_winner(
         return None, 0
     short = [i for i in active if len(variants[i].samples) < rule.min_samples]
     if not short:
-        _eliminate(rule, variants, active, incumbent)
+        pending = _eliminate(rule, variants, active, incumbent)
         active = [i for i in active if not variants[i].eliminated]
         if len(active) == 1:
             return None, active[0]
         full = rule.max_samples
-        if _indifferent(rule, variants, active) is not None or all(
-            len(variants[i].samples) >= full for i in active
+        if all(len(variants[i].samples) >= full for i in active) or (
+            not pending and _indifferent(rule, variants, active) is not None
         ):
             # the incumbent stands where the interval test has not shown it slower
             return None, incumbent if incumbent in active else tie_break(
@@ -265,12 +266,22 @@ def _indifferent(rule: StopRule, variants: list[VariantStats], active: list[int]
 
 def _eliminate(
     rule: StopRule, variants: list[VariantStats], active: list[int], incumbent: int | None = None
-) -> None:
-    _, upper, lower = _intervals(rule, variants, active)
+) -> bool:
+    """Eliminate the variants the interval test shows slower than the leader. Returns
+    whether it shows the `incumbent` slower on fewer than `incumbent_samples` samples
+    (its or the leader's): then it stays, and sampling goes on."""
+    leader, upper, lower = _intervals(rule, variants, active)
+    pending = False
     for i, bound in lower.items():
         margin = max(rule.band, rule.incumbent_band) if i == incumbent else 0.0
-        if bound > upper * (1.0 + margin):
+        if bound <= upper * (1.0 + margin):
+            continue
+        samples = min(len(variants[i].samples), len(variants[leader].samples))
+        if i == incumbent and samples < rule.incumbent_samples:
+            pending = True  # too few samples to cost the function its fast path
+        else:
             variants[i].eliminated = True
+    return pending
 
 
 def cold_penalty(variants: list[VariantStats]) -> float | None:
