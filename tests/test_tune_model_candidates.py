@@ -201,9 +201,22 @@ def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
     assert "__tuned" not in tuned.lowered  # no group left: the model as IREE builds it
 
 
-def test_a_group_whose_winner_the_model_runs_slower_is_left_out(monkeypatch):
+def tuned_with_gains(monkeypatch, fake_gains):
+    """The MLP tuned with `fake_gains` for `dispatch_gains` and its end-to-end timing at
+    0.9x the stock build's."""
     import autotune_model.pipeline as pipeline
-    from autotune_model.report import ModelGain, ModelTiming
+    from autotune_model.report import ModelTiming
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        return ModelTiming(function, 1000.0, 900.0, 10)
+
+    monkeypatch.setattr(pipeline, "dispatch_gains", fake_gains)
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    return tune_model(MLP, TuneOptions(candidates=3, top_k=1), benchmark_job=fake_benchmark)
+
+
+def test_a_group_whose_winner_the_model_runs_slower_is_left_out(monkeypatch):
+    from autotune_model.report import ModelGain
 
     measured = []
 
@@ -213,12 +226,7 @@ def test_a_group_whose_winner_the_model_runs_slower_is_left_out(monkeypatch):
         gained = {plan[0].group: -50e3, plan[1].group: 30e3}
         return {g: ModelGain(10e3, t, 5e3, 1, 900e3, "...") for g, t in gained.items()}
 
-    def fake_time_model(stock, tuned, function, inputs, policy, device):
-        return ModelTiming(function, 1000.0, 900.0, 10)
-
-    monkeypatch.setattr(pipeline, "dispatch_gains", fake_gains)
-    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
-    tuned = tune_model(MLP, TuneOptions(candidates=3, top_k=1), benchmark_job=fake_benchmark)
+    tuned = tuned_with_gains(monkeypatch, fake_gains)
     (planned,) = measured
     assert len(planned) == 2, "both tuned dispatches are measured in the model"
     slower, faster = (next(d for d in tuned.report.dispatches if d.export in g) for g in planned)
@@ -238,21 +246,13 @@ def test_gains_are_measured_on_a_build_without_a_fast_path(monkeypatch):
     runs them); the build that measures each group's gain does not: there, setting one
     group back to IREE's own would leave the fast path, and the path's cost would be
     counted as every group's gain (seen: 230-350 us for every dispatch of a model)."""
-    import autotune_model.pipeline as pipeline
-    from autotune_model.report import ModelTiming
-
     measured_on: list[bytes] = []
 
     def fake_gains(vmfb, function, inputs, plan, device):
         measured_on.append(vmfb)
         return {}
 
-    def fake_time_model(stock, tuned, function, inputs, policy, device):
-        return ModelTiming(function, 1000.0, 900.0, 10)
-
-    monkeypatch.setattr(pipeline, "dispatch_gains", fake_gains)
-    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
-    tuned = tune_model(MLP, TuneOptions(candidates=3, top_k=1), benchmark_job=fake_benchmark)
+    tuned = tuned_with_gains(monkeypatch, fake_gains)
     (gains_vmfb,) = measured_on
     with load(tuned.vmfb, device="local-sync", cache=False) as module:
         assert len(module.groups) == 2
