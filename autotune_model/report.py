@@ -142,6 +142,12 @@ class BaseBuild:
     """Where the timing chose options other than the stock ones: the tuned module's time
     per call over the stock build's, in each of a few fresh loads (the median decides
     whether the module stands; else the stock build's dispatches are tuned instead)."""
+    head_to_head: list[str] = field(default_factory=list)
+    """Where the two fastest sets by `ratios` were close: their names, the faster first;
+    they were then timed against each other (`head_to_head_loads`), and that decided."""
+    head_to_head_loads: list[float] = field(default_factory=list)
+    """The second's time per call over the first's, in each of a few fresh loads (below 1
+    in the median load: the second is `name`)."""
 
 
 @dataclass
@@ -240,6 +246,12 @@ def _base_build(data: dict) -> BaseBuild:
         for r in base.ratios.values()
     ):
         raise ValueError("a tune-model report whose base.ratios are not numbers")
+    if not isinstance(base.head_to_head_loads, list) or not all(
+        isinstance(r, number) and not isinstance(r, bool) for r in base.head_to_head_loads
+    ):
+        raise ValueError("a tune-model report whose base.head_to_head_loads are not numbers")
+    if not isinstance(base.head_to_head, list) or len(base.head_to_head) not in (0, 2):
+        raise ValueError("a tune-model report whose base.head_to_head is not two names")
     return base
 
 
@@ -356,6 +368,14 @@ def _base(report: TuneReport) -> list[str]:
             f"load): {', '.join(tried)}"
         )
     lines = [line]
+    if report.base.head_to_head and report.base.head_to_head_loads:
+        first, second = report.base.head_to_head
+        against = report.base.head_to_head_loads
+        lines.append(
+            f"the two fastest, close, timed against each other: {second} took "
+            f"{statistics.median(against):.3f}x the time of {first} (median of "
+            f"{len(against)} fresh loads: {', '.join(f'{r:.3f}' for r in against)})"
+        )
     loads = report.base.tuned_over_stock
     if loads and report.base.flags:  # (else the notes say why the stock build stands)
         lines.append(

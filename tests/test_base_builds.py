@@ -185,6 +185,42 @@ def test_an_option_set_must_beat_the_stock_build_in_every_load():
     assert (base.name, vmfb) == ("data-tiling+ukernels", seen[1][1])
 
 
+@pytest.mark.parametrize(
+    ("against", "chosen"), [(0.98, "data-tiling"), (1.01, "data-tiling+ukernels")]
+)
+def test_the_two_fastest_when_close_are_timed_against_each_other(against, chosen):
+    """Data tiling 0.80 and with micro-kernels 0.78 of the stock build's time (within
+    `CLOSE`): the second timing, of data tiling against the micro-kernels' build, decides;
+    the report keeps it and says so."""
+    ratio, seen = ratios_in_turn(0.8, 0.78, against)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
+    tiled, ukernels = seen[0][1], seen[1][1]
+    assert seen[2] == (ukernels, tiled)  # the third timing: one against the other
+    assert base.name == chosen and base.flags == list(BASES[chosen])
+    assert vmfb == {"data-tiling": tiled, "data-tiling+ukernels": ukernels}[chosen]
+    assert base.head_to_head == ["data-tiling+ukernels", "data-tiling"]
+    assert base.head_to_head_loads == [against] * 3
+    assert base.ratios == {STOCK: 1.0, "data-tiling": 0.8, "data-tiling+ukernels": 0.78}
+    report = TuneReport("m", "llvm-cpu", None, "online", "local", base=base)
+    assert TuneReport.from_json(report.to_json()).base == base
+    assert summary_lines(report)[1] == (
+        "the two fastest, close, timed against each other: data-tiling took "
+        f"{against:.3f}x the time of data-tiling+ukernels (median of 3 fresh loads: "
+        f"{against:.3f}, {against:.3f}, {against:.3f})"
+    )
+    # Not close (0.8 against 0.5): no third timing.
+    ratio, seen = ratios_in_turn(0.8, 0.5)
+    base, _ = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
+    assert len(seen) == 2 and base.head_to_head == [] and base.name == "data-tiling+ukernels"
+
+
+def test_a_report_whose_head_to_head_is_not_two_names_is_refused():
+    report = json.loads(TuneReport("m", "llvm-cpu", None, "online", "local").to_json())
+    report["base"]["head_to_head"] = ["data-tiling"]
+    with pytest.raises(ValueError, match="head_to_head is not two names"):
+        TuneReport.from_json(json.dumps(report))
+
+
 def test_a_model_tuned_with_data_tiling_tunes_its_mmt4d_dispatches_and_computes_the_model():
     tuned = tune_model(MLP, replace(SMALL, base="data-tiling"), executor=SerialExecutor())
     report = tuned.report
