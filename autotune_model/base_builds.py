@@ -109,7 +109,7 @@ def choose_base(
     if stock is None:
         stock = compile_lowered(model, target, arch, extra_args=list(input_flags))
     ratios: dict[str, float | None] = {STOCK: 1.0}
-    eligible: dict[str, bytes] = {STOCK: stock} if STOCK in among else {}
+    eligible: dict[str, tuple[float, bytes]] = {}  # the sets that may be taken: median, build
     for name, flags in BASES.items():
         if name == STOCK or name not in among:
             continue
@@ -119,24 +119,25 @@ def choose_base(
             ratios[name] = None
             continue
         loads = ratio(stock, vmfb)
-        ratios[name] = statistics.median(loads)
+        ratios[name] = median = statistics.median(loads)
         if STOCK not in among or max(loads) < 1.0 / faster_by:
-            eligible[name] = vmfb
+            eligible[name] = (median, vmfb)
     # the stock build is the one to beat; among the others the median load ranks
-    ranked = sorted((n for n in eligible if n != STOCK), key=lambda n: ratios[n] or 0.0)
+    ranked = sorted(eligible, key=lambda n: eligible[n][0])
     if not ranked:  # (or none of `among` built)
         return BaseBuild(STOCK, [], ratios), stock
-    base, runner_up = ranked[0], ranked[1] if len(ranked) > 1 else None
+    base = ranked[0]
     build = BaseBuild(base, list(BASES[base]), ratios)
-    if runner_up is not None and (ratios[runner_up] or 0.0) <= CLOSE * (ratios[base] or 0.0):
+    if len(ranked) > 1 and eligible[ranked[1]][0] <= CLOSE * eligible[base][0]:
         # Two sets timed against the stock build in other windows: their ratios differ
         # by the machine's drift as much as by the sets. Timed against each other:
+        runner_up = ranked[1]
         build.head_to_head = [base, runner_up]
-        build.head_to_head_loads = ratio(eligible[base], eligible[runner_up])
+        build.head_to_head_loads = ratio(eligible[base][1], eligible[runner_up][1])
         if statistics.median(build.head_to_head_loads) < 1.0:
             build.name, build.flags = runner_up, list(BASES[runner_up])
             base = runner_up
-    return build, eligible[base]
+    return build, eligible[base][1]
 
 
 def bases_of_decisions(

@@ -250,7 +250,11 @@ def _base_build(data: dict) -> BaseBuild:
         isinstance(r, number) and not isinstance(r, bool) for r in base.head_to_head_loads
     ):
         raise ValueError("a tune-model report whose base.head_to_head_loads are not numbers")
-    if not isinstance(base.head_to_head, list) or len(base.head_to_head) not in (0, 2):
+    if (
+        not isinstance(base.head_to_head, list)
+        or len(base.head_to_head) not in (0, 2)
+        or not all(isinstance(name, str) for name in base.head_to_head)
+    ):
         raise ValueError("a tune-model report whose base.head_to_head is not two names")
     return base
 

@@ -276,8 +276,11 @@ def _eliminate(
         margin = max(rule.band, rule.incumbent_band) if i == incumbent else 0.0
         if bound <= upper * (1.0 + margin):
             continue
-        samples = min(len(variants[i].samples), len(variants[leader].samples))
-        if i == incumbent and samples < rule.incumbent_samples:
+        if (
+            i == incumbent
+            and min(len(variants[i].samples), len(variants[leader].samples))
+            < rule.incumbent_samples
+        ):
             pending = True  # too few samples to cost the function its fast path
         else:
             variants[i].eliminated = True

@@ -216,9 +216,10 @@ def test_the_two_fastest_when_close_are_timed_against_each_other(against, chosen
 
 def test_a_report_whose_head_to_head_is_not_two_names_is_refused():
     report = json.loads(TuneReport("m", "llvm-cpu", None, "online", "local").to_json())
-    report["base"]["head_to_head"] = ["data-tiling"]
-    with pytest.raises(ValueError, match="head_to_head is not two names"):
-        TuneReport.from_json(json.dumps(report))
+    for names in (["data-tiling"], [1, 2]):
+        report["base"]["head_to_head"] = names
+        with pytest.raises(ValueError, match="head_to_head is not two names"):
+            TuneReport.from_json(json.dumps(report))
 
 
 def test_a_model_tuned_with_data_tiling_tunes_its_mmt4d_dispatches_and_computes_the_model():
