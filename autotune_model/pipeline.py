@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -336,13 +337,14 @@ def _tune(
     elif options.base not in (AUTO, STOCK):
         report.base = BaseBuild(options.base, list(BASES[options.base]), {})
     base_flags = report.base.flags
-    flow = flow_of(base_flags)
-    configs = default_configs(flow, options.target, options.arch, base_flags)
-    flow, unformed = configured_forms(
-        flow, configs, [e for e, config in configs.items() if worth_tuning(config)]
-    )
+    as_written = flow_of(base_flags)
+    configs = default_configs(as_written, options.target, options.arch, base_flags)
+    worth = [e for e, config in configs.items() if worth_tuning(config)]
+    flow, unformed = configured_forms(as_written, configs, worth)
     for export, why in unformed.items():
         report.skipped[export] = f"{why}; not tuned"
+    # the kernels whose root op configured_forms may have given IREE's form
+    formed = {e for e in worth if configs[e].root_form is not None and e not in unformed}
     module = parse_module(flow, f"{filename} (flow phase)")
     function = model_function(module, options.function, model, filename)
     function_name = function.name
@@ -359,6 +361,24 @@ def _tune(
     searching = time.perf_counter()
     search.build([(t, c) for t in tuned for c in t.candidates])
     lap("compile")
+    unbuilt = {
+        t.export: error
+        for t in tuned
+        if t.export in formed and (error := search.compiled[(t.export, DEFAULT.name)].error)
+    }
+    if unbuilt:
+        # IREE's form of the root op did not build even with IREE's own configuration (a
+        # batch-1 max pooling, given its batch back, failed IREE's code generation): those
+        # kernels stay as the flow phase has them, not tuned
+        flow, _ = configured_forms(as_written, configs, [e for e in worth if e not in unbuilt])
+        for export, error in unbuilt.items():
+            report.skipped[export] = (
+                "its kernel in the form IREE configures (its root op marked, or its unit "
+                "dimensions given back) did not build with IREE's own configuration: "
+                f"{_first_diagnostic(error)}; left as the flow phase has it, not tuned"
+            )
+        tunables = [t for t in tunables if t.export not in unbuilt]
+        tuned = [t for t in tuned if t.export not in unbuilt]
     if benchmarked:
         search.time(tuned)
     else:
@@ -516,6 +536,12 @@ def _measure_gains(
     for t in measured:
         t.result.model_gain = found.get(t.group)
     return [t for t in measured if (g := t.result.model_gain) and g.gained_ns < -g.noise_ns]
+
+
+def _first_diagnostic(log: str) -> str:
+    """The first line of a compiler's log, without the place in a generated file."""
+    line = log.strip().splitlines()[0] if log.strip() else "no message"
+    return re.sub(r"^\S+:\d+:\d+: (error: )?", "", line).rstrip(".")
 
 
 def peak_memory() -> dict[str, int]:

@@ -4,7 +4,8 @@ Small configurations and random weights (nothing is downloaded); every model's i
 written next to this file exactly as its frontend emitted it:
 
 - `bert_flax.mlir`, `vit_flax.mlir`, `vit_bf16_flax.mlir` (weights, inputs and compute
-  in bf16): transformers' Flax classes, `jax.jit(f).lower(...).as_text()` (StableHLO).
+  in bf16), `resnet_flax.mlir` (batch 1, its stem's max pooling included): transformers'
+  Flax classes, `jax.jit(f).lower(...).as_text()` (StableHLO).
 - `gpt2_onnx.mlir`, `squeezenet_onnx.mlir`: transformers' `GPT2Model` and torchvision's
   `squeezenet1_1` at batch 1, `torch.onnx.export` then `iree-import-onnx` (torch dialect
   with `torch.onnx_meta` attributes).
@@ -103,6 +104,22 @@ def _onnx_to_mlir(model, example, name: str) -> str:
     return out.stdout.decode()
 
 
+def resnet_flax() -> str:
+    import jax
+    import jax.numpy as jnp
+    from transformers import FlaxResNetModel, ResNetConfig
+
+    config = ResNetConfig(
+        embedding_size=16, hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1], layer_type="basic"
+    )
+    model = FlaxResNetModel(config, seed=SEED)
+
+    def classify(pixel_values):
+        return model(pixel_values, params=model.params, train=False).pooler_output
+
+    return jax.jit(classify).lower(jnp.zeros((1, 3, 64, 64), jnp.float32)).as_text()
+
+
 def gpt2_onnx() -> str:
     import torch
     from transformers import GPT2Config, GPT2Model
@@ -136,7 +153,15 @@ def mobilenet_turbine() -> str:
 
 MODELS = {
     f.__name__: f
-    for f in (bert_flax, vit_flax, vit_bf16_flax, gpt2_onnx, squeezenet_onnx, mobilenet_turbine)
+    for f in (
+        bert_flax,
+        vit_flax,
+        vit_bf16_flax,
+        resnet_flax,
+        gpt2_onnx,
+        squeezenet_onnx,
+        mobilenet_turbine,
+    )
 }
 
 
