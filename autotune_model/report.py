@@ -426,9 +426,12 @@ def _model_gains(report: TuneReport) -> list[str]:
         return []
     promised = sum(d.model_gain.promised_ns for d in measured)  # type: ignore[union-attr]
     gained = sum(d.model_gain.gained_ns for d in measured)  # type: ignore[union-attr]
+    # each gain is timed on its own: their noises add as independent errors do
+    noise = math.sqrt(sum(d.model_gain.noise_ns**2 for d in measured))  # type: ignore[union-attr]
     lines = [
         f"in the model: {len(measured)} tuned dispatch{'' if len(measured) == 1 else 'es'} "
-        f"promised {_us(promised)} us per call alone and gained {_us(gained)} us"
+        f"promised {_us(promised)} us per call alone and gained {_us(gained)} us (noise "
+        f"+-{_us(noise)} us)"
     ]
     for d in measured:
         lines.append(f"  {d.export}: {d.model_gain.why}")  # type: ignore[union-attr]

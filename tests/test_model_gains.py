@@ -90,7 +90,16 @@ def test_the_report_keeps_the_gains_and_reads_reports_without_them():
     assert again.dispatches[1].model_gain is None
     lines = summary_lines(again)
     assert (
-        "in the model: 1 tuned dispatch promised 30.0 us per call alone and gained 27.0 us" in lines
+        "in the model: 1 tuned dispatch promised 30.0 us per call alone and gained 27.0 us "
+        "(noise +-2.0 us)" in lines
+    )
+    # several: the gains add, and so do their noises (as independent errors)
+    other = DispatchResult("d2", "linalg.matmul", [4], ["4x4xf32"])
+    other.model_gain = ModelGain(10e3, -3e3, 1.5e3, 1, 400e3, "lost: ...")
+    again.dispatches.append(other)
+    assert (
+        "in the model: 2 tuned dispatches promised 40.0 us per call alone and gained 24.0 us "
+        "(noise +-2.5 us)" in summary_lines(again)
     )
     assert "  d0: held: ..." in lines
     older = json.loads(report.to_json())
