@@ -375,7 +375,7 @@ def _tune(
             report.skipped[export] = (
                 "its kernel in the form IREE configures (its root op marked, or its unit "
                 "dimensions given back) did not build with IREE's own configuration: "
-                f"{_first_diagnostic(error)}; left as the flow phase has it, not tuned"
+                f"{_without_place(error)}; left as the flow phase has it, not tuned"
             )
         tunables = [t for t in tunables if t.export not in unbuilt]
         tuned = [t for t in tuned if t.export not in unbuilt]
@@ -538,10 +538,10 @@ def _measure_gains(
     return [t for t in measured if (g := t.result.model_gain) and g.gained_ns < -g.noise_ns]
 
 
-def _first_diagnostic(log: str) -> str:
-    """The first line of a compiler's log, without the place in a generated file."""
-    line = log.strip().splitlines()[0] if log.strip() else "no message"
-    return re.sub(r"^\S+:\d+:\d+: (error: )?", "", line).rstrip(".")
+def _without_place(error: str) -> str:
+    """A candidate's build error (one line: `first_error`, or `failure_summary`) without
+    its place in the text iree-compile read (generated: it means nothing to the user)."""
+    return re.sub(r"^<stdin>:\d+:\d+: ", "", error).rstrip(".")
 
 
 def peak_memory() -> dict[str, int]:

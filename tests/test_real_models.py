@@ -50,19 +50,33 @@ def _stock_outputs(text: str, function: str, args) -> list[np.ndarray]:
     return [np.asarray(r) for r in (result if isinstance(result, tuple) else [result])]
 
 
-@pytest.mark.parametrize("name", REAL)
-def test_a_real_model_tuned_under_every_policy_gives_the_stock_results(name, compile_once):
+def _corpus_model(name: str):
+    """A corpus model: its text, its path, its function, inputs for it, and the stock
+    build's outputs on them."""
+    from autotune_dialect import parse_module
     from autotune_model.measure import function_inputs, model_function
     from autotune_model.pipeline import flow_phase
 
     text = (CORPUS / f"{name}.mlir").read_text()
     path = f"tests/data/models/{name}.mlir"
-    from autotune_dialect import parse_module
-
     function = model_function(parse_module(flow_phase(text, "llvm-cpu", None, path)), None)
-    assert function.name == ENTRY.get(name, "main")  # the user's, never `$async`
     args = _inputs(function_inputs(function, None))
-    expected = _stock_outputs(text, function.name, args)
+    return text, path, function, args, _stock_outputs(text, function.name, args)
+
+
+def _assert_stock_results(result, expected: list[np.ndarray]) -> None:
+    """Compared in float64, within the whole model's tolerance for its type."""
+    got = result if isinstance(result, tuple) else [result]
+    for g, e in zip(got, expected, strict=True):
+        wide = e.astype(np.float64)
+        allowed = type_tolerance(e.dtype, 1e-2) * max(1.0, float(np.abs(wide).max()))
+        np.testing.assert_allclose(np.asarray(g).astype(np.float64), wide, rtol=0, atol=allowed)
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_a_real_model_tuned_under_every_policy_gives_the_stock_results(name, compile_once):
+    text, path, function, args, expected = _corpus_model(name)
+    assert function.name == ENTRY.get(name, "main")  # the user's, never `$async`
     options = TuneOptions(candidates=2, time_model=False, combine=False)
     for policy in ("online", "explicit", "static"):
         tuned = tune_model(
@@ -96,15 +110,7 @@ def test_a_real_model_tuned_under_every_policy_gives_the_stock_results(name, com
             if policy == "explicit":
                 module.tune()
             for _ in range(6 if policy == "online" else 1):
-                result = run(*args)
-                got = result if isinstance(result, tuple) else [result]
-                for g, e in zip(got, expected, strict=True):
-                    # Compared in float64, within the whole model's tolerance for its type.
-                    wide = e.astype(np.float64)
-                    allowed = type_tolerance(e.dtype, 1e-2) * max(1.0, float(np.abs(wide).max()))
-                    np.testing.assert_allclose(
-                        np.asarray(g).astype(np.float64), wide, rtol=0, atol=allowed
-                    )
+                _assert_stock_results(run(*args), expected)
 
 
 def assert_committed_sites_replay(lowered: str) -> None:
@@ -130,15 +136,7 @@ def test_flax_resnet_is_tuned_with_its_stem_pooling_left_as_iree_builds_it(compi
     on the whole model after tuning it. The pooling is now left in its flow-phase form
     and said so, the convolutions are tuned, and the online module gives the stock
     build's results."""
-    from autotune_dialect import parse_module
-    from autotune_model.measure import function_inputs, model_function
-    from autotune_model.pipeline import flow_phase
-
-    path = "tests/data/models/resnet_flax.mlir"
-    text = (CORPUS / "resnet_flax.mlir").read_text()
-    function = model_function(parse_module(flow_phase(text, "llvm-cpu", None, path)), None)
-    args = _inputs(function_inputs(function, None))
-    expected = _stock_outputs(text, function.name, args)
+    text, path, function, args, expected = _corpus_model("resnet_flax")
     options = TuneOptions(candidates=2, time_model=False, combine=False)
     tuned = tune_model(
         text,
@@ -154,7 +152,4 @@ def test_flax_resnet_is_tuned_with_its_stem_pooling_left_as_iree_builds_it(compi
     with load(tuned.vmfb, device="local-task", cache=False) as module:
         run = module.function(function.name)
         for _ in range(6):
-            got = np.asarray(run(*args)).astype(np.float64)
-            wide = expected[0].astype(np.float64)
-            allowed = 1e-2 * max(1.0, float(np.abs(wide).max()))
-            np.testing.assert_allclose(got, wide, rtol=0, atol=allowed)
+            _assert_stock_results(run(*args), expected)
