@@ -80,6 +80,82 @@ def test_the_neighbours_winner_is_not_kept_where_another_variant_is_faster():
     assert runs["c"] == 3  # explored in full after the failed confirmation (warm: ran at 400)
 
 
+# `a`, the reference, far slower than `c` at large sizes (as a plain reference kernel is)
+SLOW_REFERENCE = {"a": (0.0, 10.0), "b": (1500.0, 2.0), "c": (3000.0, 1.0)}
+
+
+def explore_calls(tuner: Tuner, n: int, model: dict, calls: int) -> list[str]:
+    """`calls` exploring calls of the group at size n (none may commit)."""
+    ran = []
+    for _ in range(calls):
+        variant, committed, _ = tuner.select(0, (n,))
+        assert not committed
+        ran.append(VARIANTS[variant])
+        fixed, per = model[VARIANTS[variant]]
+        tuner.record(0, variant, fixed + per * n, (n,))
+    return ran
+
+
+def test_a_new_keys_cold_first_run_is_the_nearest_explored_keys_leader():
+    """The first run at a key is cold and untimed whichever variant makes it: before any
+    key is decided, it is the leader of the nearest key with timed samples, not the
+    reference, which then runs once (timed, and dropped as far slower) instead of twice."""
+    tuner = Tuner(group())
+    # each variant's first run in the process is cold, then one timed sample of each
+    ran = explore_calls(tuner, 2000, SLOW_REFERENCE, 6)
+    assert ran == ["a", "b", "c", "a", "b", "c"]
+    explore_calls(tuner, 64, SLOW_REFERENCE, 2)  # a farther key, explored last
+    # 2x the size: a's 4x there is within the growth bound (8x), so a still runs here
+    winner, runs = tune_key(tuner, 4000, SLOW_REFERENCE)
+    state = tuner.states[(0, (4000,))].variants
+    assert winner == "c" == best(SLOW_REFERENCE, 4000)
+    assert [len(v.cold) for v in state] == [0, 0, 1]  # c's run was the cold one
+    assert runs["a"] == 1 and state[0].eliminated
+
+    scratch = Tuner(group(), warm_start=False)
+    explore_calls(scratch, 2000, SLOW_REFERENCE, 6)
+    assert explore_calls(scratch, 4000, SLOW_REFERENCE, 1) == ["a"]  # the stop rule's order
+
+
+def test_a_variant_a_near_undecided_key_shows_slower_by_more_than_the_bound_never_runs():
+    """No key is decided yet (every size of a shuffled stream starts before any is): a
+    variant that the nearest key timed slower than another by more than the growth bound
+    is eliminated at a new key without a run; one within the bound runs."""
+    tuner = Tuner(group())
+    explore_calls(tuner, 2000, SLOW_REFERENCE, 6)
+    assert tuner.states[(0, (2000,))].decision is None
+    winner, runs = tune_key(tuner, 2400, SLOW_REFERENCE)
+    state = tuner.states[(0, (2400,))]
+    assert winner == "c" == best(SLOW_REFERENCE, 2400)
+    # at 2000 a took 4x c's time; (2400 / 2000) ** 3 = 1.73 allows less
+    assert runs["a"] == 0 and state.variants[0].eliminated
+    assert state.bounds[0] == pytest.approx(SLOW_REFERENCE["a"][1] * 2000 / 1.2**3)
+    assert runs["b"] == 3  # 1.1x c's time at 2000: within the bound, explored in full
+    low = {s["variant"]: s["low_ns"] for s in state.summaries(VARIANTS)}
+    assert low["a"] == pytest.approx(state.bounds[0])
+
+    far = Tuner(group())  # 16x the size: the bound (4096x) rules nothing out
+    explore_calls(far, 2000, SLOW_REFERENCE, 6)
+    assert tune_key(far, 32000, SLOW_REFERENCE)[1]["a"] == 1
+
+
+def test_the_key_index_finds_the_nearest_keys_that_are_accepted_first():
+    from autotune_runtime.neighbours import KeyIndex
+
+    index = KeyIndex()
+    for n in (4096, 64, 1000, 2000, 300, 8000, 2000):
+        index.add((n,))
+    assert index.by_size == [(64,), (300,), (1000,), (2000,), (4096,), (8000,)]
+    found = [other for _, other in index.nearest((1500,), lambda o: o != (2000,))]
+    assert found == [(1000,), (4096,), (300,), (8000,), (64,)]
+    distances = [d for d, _ in index.nearest((1000,), lambda o: True)]
+    assert distances == sorted(distances) and len(distances) == 5  # the key itself left out
+    pairs = KeyIndex()
+    for key in ((64, 64), (128, 64), (1024, 1024)):
+        pairs.add(key)
+    assert [o for _, o in pairs.nearest((100, 64), lambda o: True)][0] == (128, 64)
+
+
 def test_confirm_samples_sets_the_samples_per_contender_of_a_confirmation():
     tuner = Tuner(group(), rule=StopRule(confirm_samples=3))
     tune_key(tuner, 400, CROSSING)
