@@ -5,8 +5,7 @@ stop rule (`stats.py`) has not eliminated; a commit is written to the tuning cac
 key found in the cache starts committed, so its first call explores nothing.
 
 Variants are also checked against the group's reference variant (`check`: results on
-synthetic inputs, `compare`: results on the same real inputs, the reference's run then timed as one
-of its samples); one that disagrees beyond the
+synthetic inputs, `compare`: results on the same real inputs); one that disagrees beyond the
 group's `tolerance` (default 1e-3, relative to the reference's largest magnitude) is
 rejected with a `TuningWarning` and never chosen. An `online` variant is compared once per
 size bucket (`size_bucket`: keys whose sizes share their powers of two): one that agreed
@@ -15,9 +14,6 @@ fails is reported by `fail_in_flight` and the variant is excluded.
 
 Parameters come from, in increasing precedence: `StopRule` defaults, the options given at
 load, and the group's own attributes (`warmup`, `min_samples`, `max_samples`, `confidence`).
-
-A new key's first run is cold and untimed whichever variant makes it: it runs the leader of
-the nearest key with timed samples (`_opener`), not the reference, which is often slowest.
 
 Warm start: a new workload key of a group with a workload starts from the winner of the
 nearest key already decided, in this process or in the tuning cache (same device, module
@@ -46,7 +42,6 @@ all with the load option `warm_start=False`.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 import warnings
@@ -61,7 +56,6 @@ from autotune_contracts.workloads import Key, key_distance
 from autotune_runtime.cache import CacheKey, Entry, TuningCache
 from autotune_runtime.compare import agrees, max_error
 from autotune_runtime.fingerprint import DeviceFingerprint
-from autotune_runtime.neighbours import KeyIndex
 from autotune_runtime.stats import (
     StopRule,
     VariantStats,
@@ -76,9 +70,6 @@ DEFAULT_TOLERANCE = 1e-3
 GROWTH_EXPONENT = 3
 """Warm start assumes a kernel's time grows with each size at most like its cube (as a
 matmul's does) and never shrinks as a size grows."""
-BOUND_NEIGHBOURS = 2
-"""How many of the nearest keys that timed a variant are read to rule it out at a key
-exploring from scratch (`Tuner._ruled_out`)."""
 
 
 class TuningWarning(UserWarning):
@@ -250,8 +241,6 @@ class Tuner:
         """Called with (group, key) after each timed run and each commit."""
         self.first_key: dict[tuple[int, int], Key] = {}
         """Per (group, variant), the key it first ran at in this process (`_warmup`)."""
-        self.key_index: dict[int, KeyIndex] = {}
-        """Per group, the keys it has state for (`neighbours.KeyIndex`)."""
         self.checked: dict[tuple[int, Key], dict[int, bool]] = {}
         """Per group and size bucket (`size_bucket`), each variant compared with the
         reference on real inputs there: whether it agreed at every key it was compared
@@ -282,7 +271,6 @@ class Tuner:
                 state.tie = _tie_of(entry.stats)
                 self._note_decided(gid, key, state)
             self.states[(gid, key)] = state
-            self.key_index.setdefault(gid, KeyIndex()).add(key)
         return self.states[(gid, key)]
 
     # --- warm start ---------------------------------------------------------------------
@@ -425,14 +413,9 @@ class Tuner:
             variant, winner = self._confirm(gid, state)
         if variant is None and winner is None:
             group = self.groups[gid]
-            variant = self._opener(gid, key, state) if not state.explored_calls else None
-            while variant is None:
-                variant, winner = next_or_winner(
-                    self.rule_for(gid), state.variants, group.preference, group.expected
-                )
-                if winner is not None or not self._ruled_out(gid, key, state, variant):
-                    break
-                variant = None
+            variant, winner = next_or_winner(
+                self.rule_for(gid), state.variants, group.preference, group.expected
+            )
         if winner is not None:
             self._commit(gid, key, state, winner)
             assert state.decision is not None
@@ -441,67 +424,6 @@ class Tuner:
         assert variant is not None
         self.in_flight = (gid, key, variant)
         return variant, False, variant != reference and not self._validated(gid, key, variant)
-
-    def _opener(self, gid: int, key: Key, state: KeyState) -> int | None:
-        """The variant of a new key's first run, which is cold and untimed whichever runs:
-        the leader of the nearest key of the group that has one (its decision, or its
-        fastest variant so far), so that the cold run is the likely winner's rather than
-        the reference's (the slowest, where a reference is a plain kernel: on a stream of
-        calls over many sizes, a large share of the excess over the best variant's time).
-        None where the group has no warm start, the key has run anything, or no key near
-        has a leader; the stop rule's order then applies, as it does after the first run."""
-        if any(v.runs for v in state.variants) or not self._warm_starts(self.groups[gid]):
-            return None
-
-        def leader(other: Key) -> int | None:
-            there = self.states.get((gid, other))
-            if there is None or other == key:
-                return None
-            if there.decision is not None:
-                return there.decision
-            timed = [i for i, v in enumerate(there.variants) if v.samples and not v.eliminated]
-            return min(timed, key=lambda i: there.variants[i].median, default=None)
-
-        for _, other in self.key_index[gid].nearest(key, lambda o: leader(o) is not None):
-            return leader(other)
-        return None
-
-    def _ruled_out(self, gid: int, key: Key, state: KeyState, variant: int) -> bool:
-        """Whether `variant`, about to run at a key explored without a warm start (none
-        decided near yet, as on a stream where every size starts before any is decided),
-        is slower there than another variant still running, by the growth bound (see the
-        module docstring) over one of the `BOUND_NEIGHBOURS` nearest keys that timed it,
-        decided or not: if so it is eliminated at the key without a run (its low
-        estimate kept as a bound). Never the expected variant, a variant timed at the key,
-        the last one running, or the reference of a group whose checks need it."""
-        if state.variants[variant].samples or state.confirmation_failed:
-            return False
-        group = self.groups[gid]
-        if (
-            variant == group.expected
-            or (variant == group.reference and group.policy in (Policy.EXPLICIT, Policy.INIT))
-            or not self._warm_starts(group)
-        ):
-            return False
-        others = [i for i, v in enumerate(state.variants) if i != variant and not v.eliminated]
-
-        def timed(other: Key) -> bool:
-            there = self.states.get((gid, other))
-            return there is not None and bool(there.variants[variant].samples)
-
-        nearest = self.key_index[gid].nearest(key, timed)
-        for distance, other in itertools.islice(nearest, BOUND_NEIGHBOURS):
-            there = self.states[(gid, other)].variants
-            faster = min(
-                (there[i].median for i in others if there[i].samples and not there[i].rejected),
-                default=math.inf,
-            )
-            growth = 2.0 ** (GROWTH_EXPONENT * distance)
-            if there[variant].minimum > faster * growth:
-                state.variants[variant].eliminated = True
-                state.bounds[variant] = there[variant].minimum / growth
-                return True
-        return False
 
     def _validated(self, gid: int, key: Key, variant: int) -> bool:
         """Whether `variant` agreed with the reference at this key, or at another key of

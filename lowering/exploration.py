@@ -304,13 +304,7 @@ def validation_function(state: LoweringState, site: Site, arity: int) -> str:
     inside the dispatching function kept one result buffer alive per call, even when
     the branch was not taken. It dispatches one variant, the reference, whatever the
     group's size: the chain is not repeated here (a copy of it per dispatch site made
-    `iree-compile` 2.5x slower at 300 groups).
-
-    The reference's run is timed and recorded as one of its samples at the key (the
-    operands and the variant's results are ready when it starts: the device has nothing
-    else to do): the run is paid for anyway, and where the reference is far slower than
-    the variant it is then dropped without an exploring call of its own (where it is
-    the slowest, one of the costliest calls of a key's exploration)."""
+    `iree-compile` 2.5x slower at 300 groups)."""
     group = site.group
     types = [r.type for r in site.op.results]
 
@@ -318,27 +312,20 @@ def validation_function(state: LoweringState, site: Site, arity: int) -> str:
         variant, key = leading[0], leading[1:]
         gid = em.i64(group.gid)
         reference = group.variants[group.default_index]
-        (t0,) = state.host(em, interface.now_ns(), [])
         expected = list(em.add(variant_op(inner, reference)).results)
-        compare_results(state, em, inner, variant, results, expected, key, gid, t0)
+        compare_results(state, em, inner, variant, results, expected, key, gid)
         return expected
 
     return outlined_function(state, site, "validate", [i32, *([i64] * arity)], types, body)
 
 
 def compare_results(
-    state: LoweringState, em: Emitter, site, variant, results, expected, key, gid, started
+    state: LoweringState, em: Emitter, site, variant, results, expected, key, gid
 ) -> None:
-    """Has the host record the reference's run (from `started`, once its results are
-    ready) and compare each result tensor with the reference's."""
     dims = site_result_dims(site)
     indices = result_tensors(site)
     # The host reads both results only once the device has computed them.
     ready = em.wait_for([results[i] for i in indices] + [expected[i] for i in indices])
-    (t1,) = state.host(em, interface.now_ns(), [])
-    elapsed = em.binary(arith.SubiOp, t1, started)
-    reference = em.i32(site.group.default_index)
-    state.host(em, interface.record(len(key)), [gid, reference, elapsed, *key])
     for position, index in enumerate(indices):
         # A dispatch states its results' dynamic dimensions; a function's results carry
         # their own (they may differ between the variant and the reference).

@@ -91,32 +91,6 @@ def test_exploring_calls_return_what_the_variants_compute():
     module.close()
 
 
-def test_the_references_run_in_a_validation_is_one_of_its_samples():
-    """A validating call runs the reference on the same operands: that run is timed and
-    recorded, so the reference (here 16x slower) needs no exploring call of its own to
-    be timed at the key."""
-    module = load(compile(speed_module((16, 1), SIZE), target="llvm-cpu"), "local-sync", False)
-    tuner, selected = module.tuner, []
-    select = tuner.select
-
-    def recording_select(gid, key):
-        variant, committed, validate = select(gid, key)
-        selected.append((variant, bool(validate)))
-        return variant, committed, validate
-
-    tuner.select = recording_select
-    x = np.linspace(-3, 3, SIZE, dtype=np.float32)
-    for _ in range(2):
-        np.testing.assert_allclose(module.step(x), x, rtol=1e-4)
-    # the reference's cold first run, then the other variant's, checked against it
-    assert selected == [(0, False), (1, True)]
-    reference, variant = next(iter(tuner.states.values())).variants
-    assert len(reference.cold) == 1 and len(reference.samples) == 1
-    assert 0 < reference.samples[0] < 10**9
-    assert len(variant.cold) == 1 and not variant.samples
-    module.close()
-
-
 def test_the_host_side_of_a_validation_is_warmed_at_load(monkeypatch):
     # numpy's first comparison in a process costs about 0.3 ms: run at load, not inside
     # the first exploring call that validates a variant
