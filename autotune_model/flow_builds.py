@@ -11,7 +11,9 @@ given (under the names IREE gave them), and the module is built from the flow ph
 from __future__ import annotations
 
 from iree.compiler import ir
+from xdsl.dialects.builtin import ModuleOp
 
+from autotune_dialect.interop import op_name
 from autotune_dialect.iree_ir import iree_context
 
 FROM_FLOW = ["--compile-from=flow"]
@@ -19,6 +21,21 @@ FROM_FLOW = ["--compile-from=flow"]
 
 TO_FLOW = ["--compile-to=flow"]
 """The flags that bring a module to the flow phase."""
+
+
+def without_shape_ties(module: ModuleOp) -> int:
+    """Remove the `flow.tensor.tie_shape` ops of a flow phase that is to be built from
+    there (`FROM_FLOW`), each result replaced by its operand; how many. IREE's flow
+    pipeline folds them away before its stream conversion, which refuses them (`failed to
+    legalize operation 'flow.tensor.tie_shape'`: a group of a dynamic-shaped dispatch in a
+    flow phase built with data tiling, whose sites tie their results' sizes); every op of
+    a flow phase states the dynamic sizes of its tensors, so they add nothing there."""
+    ties = [op for op in module.walk() if op_name(op) == "flow.tensor.tie_shape"]
+    for op in ties:
+        op.results[0].replace_all_uses_with(op.operands[0])
+        op.detach()
+        op.erase()
+    return len(ties)
 
 
 def kernels_as_given(built: str, given: str) -> tuple[str, dict[str, str]]:

@@ -59,7 +59,7 @@ from autotune_model.candidates import (
 )
 from autotune_model.compile_cache import CompileCache
 from autotune_model.executors import Executor, LocalExecutor
-from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
+from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given, without_shape_ties
 from autotune_model.freeze import take_cached
 from autotune_model.gains import Planned, dispatch_gains
 from autotune_model.measure import (
@@ -575,6 +575,8 @@ def _build(
         _make_group(module, sites[tunable.export], tunable, policy, expected)
     decisions = [d for t in grouped if t.frozen for d in t.decisions]
     lower_module(module, policy, options.cache, decisions=decisions)
+    if base_flags:
+        without_shape_ties(module)  # built from the flow phase as it is (below)
     lowered = print_module(module, locations=True)
     target, arch = options.target, options.arch
     if base_flags:

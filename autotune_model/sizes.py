@@ -2,9 +2,11 @@
 
 A dispatch of a flow-phase function takes its workload, dynamic dimensions and index
 operands from the host code, which reads them from the inputs (`hal.buffer_view.dim`) and
-computes with `arith` ops. `host_values` follows that code for the shapes of example inputs
-and returns every integer value it can know; a dispatch whose operands depend on anything
-else (data, an op not followed here) has unknown sizes and is not benchmarked.
+computes with `arith` ops (a data-tiled operand's tile count, for one: a ceiling division
+spelled out with `arith.cmpi` and `arith.select`). `host_values` follows that code for the
+shapes of example inputs and returns every integer value it can know; a dispatch whose
+operands depend on anything else (data, an op not followed here) has unknown sizes and is
+not benchmarked.
 """
 
 from __future__ import annotations
@@ -38,6 +40,45 @@ _BINARY: dict[str, Callable[[int, int], int]] = {
     "arith.minsi": min,
 }
 _CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci")
+_BITS = 64
+"""Unsigned comparisons read values as 64-bit words (index is 64 bits on IREE's hosts)."""
+
+
+def _unsigned(a: int) -> int:
+    return a % (1 << _BITS)
+
+
+_PREDICATES: tuple[Callable[[int, int], bool], ...] = (
+    # arith.cmpi's predicate, by its number: eq ne slt sle sgt sge ult ule ugt uge
+    lambda a, b: a == b,
+    lambda a, b: a != b,
+    lambda a, b: a < b,
+    lambda a, b: a <= b,
+    lambda a, b: a > b,
+    lambda a, b: a >= b,
+    lambda a, b: _unsigned(a) < _unsigned(b),
+    lambda a, b: _unsigned(a) <= _unsigned(b),
+    lambda a, b: _unsigned(a) > _unsigned(b),
+    lambda a, b: _unsigned(a) >= _unsigned(b),
+)
+_BINARY.update(
+    {
+        "arith.andi": lambda a, b: a & b,
+        "arith.ori": lambda a, b: a | b,
+        "arith.xori": lambda a, b: a ^ b,
+        "arith.shli": lambda a, b: a << b,
+        "arith.shrsi": lambda a, b: a >> b,
+        "arith.shrui": lambda a, b: _unsigned(a) >> b,
+    }
+)
+
+
+def _defined(name: str, b: int) -> bool:
+    """Whether a binary op is defined for a right operand `b` (no division by zero, no
+    shift by a negative or too large amount)."""
+    if name in ("arith.shli", "arith.shrsi", "arith.shrui"):
+        return 0 <= b < _BITS
+    return b != 0 or not name.startswith(("arith.div", "arith.rem", "arith.ceildiv", "arith.floor"))
 
 
 def host_values(
@@ -60,8 +101,17 @@ def host_values(
                 values[op.results[0]] = int(shape[axis.value.data])
         elif name in _BINARY and all(o in values for o in op.operands) and len(op.operands) == 2:
             a, b = (values[o] for o in op.operands)
-            if b != 0 or name in ("arith.addi", "arith.subi", "arith.muli"):
+            if _defined(name, b):
                 values[op.results[0]] = _BINARY[name](a, b)
         elif name in _CASTS and op.operands and op.operands[0] in values:
             values[op.results[0]] = values[op.operands[0]]
+        elif name == "arith.cmpi" and all(o in values for o in op.operands):
+            predicate = attribute(op, "predicate")
+            if isinstance(predicate, IntegerAttr) and 0 <= predicate.value.data < len(_PREDICATES):
+                a, b = (values[o] for o in op.operands)
+                values[op.results[0]] = int(_PREDICATES[predicate.value.data](a, b))
+        elif name == "arith.select" and len(op.operands) == 3 and op.operands[0] in values:
+            chosen = op.operands[1] if values[op.operands[0]] else op.operands[2]
+            if chosen in values:
+                values[op.results[0]] = values[chosen]
     return values

@@ -118,6 +118,32 @@ def test_a_dynamic_model_is_tuned_at_the_example_shapes_and_runs_at_others():
             assert_close(got, np.maximum(x @ w, 0))
 
 
+@pytest.mark.parametrize("policy", ["online", "explicit"])
+def test_a_dynamic_model_built_with_data_tiling_keeps_its_tuned_dispatch(policy):
+    """With data tiling the matmul is an mmt4d over a packed operand whose tile count the
+    host computes (a ceiling division written with `arith.cmpi` and `arith.select`). Its
+    group's sites tied their results' dynamic sizes with `flow.tensor.tie_shape`, which
+    IREE refuses when a module is built from the flow phase (`failed to legalize
+    operation 'flow.tensor.tie_shape'`): `tune-model --base data-tiling` failed on every
+    dynamic-shaped model that kept a variant (examples/dynamic_linear.mlir, a torch BERT
+    with dynamic batch and sequence)."""
+    shapes = ((40, 256), (256, 256))
+    options = replace(SMALL, candidates=2, policy=policy, base="data-tiling", input_shapes=shapes)
+    tuned = tune_model(DYNAMIC, options, benchmark_job=fake_benchmark)
+    (dispatch,) = [d for d in tuned.report.dispatches if d.root_op == "linalg.mmt4d"]
+    assert dispatch.best is not None and dispatch.best.name.startswith("t")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((256, 256)).astype(np.float32)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        (group,) = module.groups.values()
+        assert group.variants[group.expected] == f"{dispatch.export}__{dispatch.best.name}"
+        if policy == "explicit":
+            module.tune()
+        for rows in (40, 7, 40):
+            x = rng.standard_normal((rows, 256)).astype(np.float32)
+            assert_close(module.function("dynamic")(x, w), np.maximum(x @ w, 0))
+
+
 def test_a_cuda_tuned_model_builds_with_gpu_candidates_without_a_gpu():
     options = TuneOptions(target="cuda", arch="sm_80", candidates=3, top_k=2)
     tuned = tune_model(MLP, options)
