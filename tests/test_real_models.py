@@ -153,3 +153,39 @@ def test_flax_resnet_is_tuned_with_its_stem_pooling_left_as_iree_builds_it(compi
         run = module.function(function.name)
         for _ in range(6):
             _assert_stock_results(run(*args), expected)
+
+
+def test_a_torch_model_with_dynamic_batch_and_length_tuned_with_data_tiling_runs_at_any_size(
+    compile_once,
+):
+    """transformers' torch `BertModel` exported with its batch and sequence length dynamic
+    (tests/data/models/bert_torch_dynamic.mlir), tuned at one example shape with data
+    tiling as its base: its matmuls are mmt4d dispatches over packed operands whose sizes
+    the host code computes from the input's (with comparisons and selects), and every one
+    is tuned; the online module gives the stock build's results at the example shape and
+    at others. Before, those dispatches were left untuned ("sizes ... not followed"),
+    and once one kept a variant the tuned build failed (`flow.tensor.tie_shape`)."""
+    text = (CORPUS / "bert_torch_dynamic.mlir").read_text()
+    options = TuneOptions(
+        candidates=2, time_model=False, combine=False, base="data-tiling", input_shapes=((4, 32),)
+    )
+    tuned = tune_model(
+        text,
+        options,
+        filename="tests/data/models/bert_torch_dynamic.mlir",
+        compile_job=compile_once,
+        benchmark_job=candidates_ranked_by_order,
+    )
+    matmuls = [d for d in tuned.report.dispatches if d.root_op == "linalg.mmt4d"]
+    assert len(matmuls) >= 3 and all(d.kept for d in matmuls), tuned.report.skipped
+    stock_vmfb = compile_lowered(text, extra_args=input_type_flags(text))
+    rng = np.random.default_rng(0)
+    with (
+        load(tuned.vmfb, device="local-task", cache=False) as module,
+        load(stock_vmfb, device="local-task", cache=False) as stock,
+    ):
+        for shape in ((4, 32), (1, 7), (3, 64), (4, 32)):
+            ids = rng.integers(0, 1000, shape).astype(np.int64)
+            expected = [np.asarray(stock.function("main")(ids))]
+            for _ in range(3):
+                _assert_stock_results(module.function("main")(ids), expected)

@@ -11,6 +11,9 @@ written next to this file exactly as its frontend emitted it:
   with `torch.onnx_meta` attributes).
 - `mobilenet_turbine.mlir`: torchvision's `mobilenet_v2` (depthwise convolutions) at batch 1,
   `iree.turbine.aot.export(...)` (torch dialect).
+- `bert_torch_dynamic.mlir`: transformers' `BertModel` (torch) with its batch and sequence
+  length dynamic (`torch.export.Dim`), `iree.turbine.aot.export(...)`: token ids
+  `?x?xi64` in, `?x?x128xf32` out.
 
 Run with the pinned frontends of `requirements.txt`:
     /tmp/export/bin/python tests/data/models/export.py [NAME ...]
@@ -151,6 +154,39 @@ def mobilenet_turbine() -> str:
     return str(exported.mlir_module)
 
 
+def bert_torch_dynamic() -> str:
+    import torch
+    from iree.turbine import aot
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(SEED)
+    config = BertConfig(
+        vocab_size=1000,
+        hidden_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=512,
+        max_position_embeddings=128,
+    )
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, bert: torch.nn.Module):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, ids):
+            return self.bert(input_ids=ids).last_hidden_state
+
+    batch = torch.export.Dim("batch", min=1, max=16)
+    length = torch.export.Dim("length", min=2, max=128)
+    exported = aot.export(
+        LastHiddenState(BertModel(config).eval()),
+        torch.zeros((2, 16), dtype=torch.int64),
+        dynamic_shapes={"ids": {0: batch, 1: length}},
+    )
+    return str(exported.mlir_module)
+
+
 MODELS = {
     f.__name__: f
     for f in (
@@ -161,6 +197,7 @@ MODELS = {
         gpt2_onnx,
         squeezenet_onnx,
         mobilenet_turbine,
+        bert_torch_dynamic,
     )
 }
 
