@@ -30,20 +30,26 @@ HERE = Path(__file__).resolve().parent
 SEED = 0
 
 
-def bert_flax() -> str:
-    import jax
-    import jax.numpy as jnp
-    from transformers import BertConfig, FlaxBertModel
+def small_bert(heads: int, positions: int):
+    """A two-layer BERT of hidden size 128 (transformers' config)."""
+    from transformers import BertConfig
 
-    config = BertConfig(
+    return BertConfig(
         vocab_size=1000,
         hidden_size=128,
         num_hidden_layers=2,
-        num_attention_heads=4,
+        num_attention_heads=heads,
         intermediate_size=512,
-        max_position_embeddings=64,
+        max_position_embeddings=positions,
     )
-    model = FlaxBertModel(config, seed=SEED)
+
+
+def bert_flax() -> str:
+    import jax
+    import jax.numpy as jnp
+    from transformers import FlaxBertModel
+
+    model = FlaxBertModel(small_bert(heads=4, positions=64), seed=SEED)
 
     def encode(input_ids):
         return model(input_ids, params=model.params).last_hidden_state
@@ -157,17 +163,10 @@ def mobilenet_turbine() -> str:
 def bert_torch_dynamic() -> str:
     import torch
     from iree.turbine import aot
-    from transformers import BertConfig, BertModel
+    from transformers import BertModel
 
     torch.manual_seed(SEED)
-    config = BertConfig(
-        vocab_size=1000,
-        hidden_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=512,
-        max_position_embeddings=128,
-    )
+    config = small_bert(heads=2, positions=128)
 
     class LastHiddenState(torch.nn.Module):
         def __init__(self, bert: torch.nn.Module):
