@@ -23,9 +23,9 @@ TO_FLOW = ["--compile-to=flow"]
 """The flags that bring a module to the flow phase."""
 
 
-def without_shape_ties(module: ModuleOp) -> int:
+def without_shape_ties(module: ModuleOp) -> None:
     """Remove the `flow.tensor.tie_shape` ops of a flow phase that is to be built from
-    there (`FROM_FLOW`), each result replaced by its operand; how many. IREE's flow
+    there (`FROM_FLOW`), each result replaced by its operand. IREE's flow
     pipeline folds them away before its stream conversion, which refuses them (`failed to
     legalize operation 'flow.tensor.tie_shape'`: a group of a dynamic-shaped dispatch in a
     flow phase built with data tiling, whose sites tie their results' sizes); every op of
@@ -35,7 +35,6 @@ def without_shape_ties(module: ModuleOp) -> int:
         op.results[0].replace_all_uses_with(op.operands[0])
         op.detach()
         op.erase()
-    return len(ties)
 
 
 def kernels_as_given(built: str, given: str) -> tuple[str, dict[str, str]]:

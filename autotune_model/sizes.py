@@ -23,6 +23,14 @@ def _ceildiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+_BITS = 64
+"""Unsigned comparisons read values as 64-bit words (index is 64 bits on IREE's hosts)."""
+
+
+def _unsigned(a: int) -> int:
+    return a % (1 << _BITS)
+
+
 _BINARY: dict[str, Callable[[int, int], int]] = {
     "arith.addi": lambda a, b: a + b,
     "arith.subi": lambda a, b: a - b,
@@ -38,16 +46,14 @@ _BINARY: dict[str, Callable[[int, int], int]] = {
     "arith.maxsi": max,
     "arith.minui": min,
     "arith.minsi": min,
+    "arith.andi": lambda a, b: a & b,
+    "arith.ori": lambda a, b: a | b,
+    "arith.xori": lambda a, b: a ^ b,
+    "arith.shli": lambda a, b: a << b,
+    "arith.shrsi": lambda a, b: a >> b,
+    "arith.shrui": lambda a, b: _unsigned(a) >> b,
 }
 _CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci")
-_BITS = 64
-"""Unsigned comparisons read values as 64-bit words (index is 64 bits on IREE's hosts)."""
-
-
-def _unsigned(a: int) -> int:
-    return a % (1 << _BITS)
-
-
 _PREDICATES: tuple[Callable[[int, int], bool], ...] = (
     # arith.cmpi's predicate, by its number: eq ne slt sle sgt sge ult ule ugt uge
     lambda a, b: a == b,
@@ -60,16 +66,6 @@ _PREDICATES: tuple[Callable[[int, int], bool], ...] = (
     lambda a, b: _unsigned(a) <= _unsigned(b),
     lambda a, b: _unsigned(a) > _unsigned(b),
     lambda a, b: _unsigned(a) >= _unsigned(b),
-)
-_BINARY.update(
-    {
-        "arith.andi": lambda a, b: a & b,
-        "arith.ori": lambda a, b: a | b,
-        "arith.xori": lambda a, b: a ^ b,
-        "arith.shli": lambda a, b: a << b,
-        "arith.shrsi": lambda a, b: a >> b,
-        "arith.shrui": lambda a, b: _unsigned(a) >> b,
-    }
 )
 
 
