@@ -106,16 +106,22 @@ def test_a_dynamic_model_is_tuned_at_the_example_shapes_and_runs_at_others():
     (dispatch,) = tuned.report.dispatches
     assert dispatch.operands == ["40x256xf32", "256x256xf32"]
     assert dispatch.workload == [40]
+    assert_dynamic_module_runs(tuned.vmfb, dispatch, "explicit", (40, 7))
+
+
+def assert_dynamic_module_runs(vmfb: bytes, dispatch, policy: str, rows: tuple[int, ...]):
+    """The tuned DYNAMIC model: its group's expected variant is offline tuning's winner (the
+    fast path's), and at each number of rows it computes relu(x @ w)."""
     rng = np.random.default_rng(0)
     w = rng.standard_normal((256, 256)).astype(np.float32)
-    with load(tuned.vmfb, device="local-sync", cache=False) as module:
-        (group,) = module.groups.values()  # offline tuning's winner: the fast path's variant
+    with load(vmfb, device="local-sync", cache=False) as module:
+        (group,) = module.groups.values()
         assert group.variants[group.expected] == f"{dispatch.export}__{dispatch.best.name}"
-        module.tune()
-        for rows in (40, 7):
-            x = rng.standard_normal((rows, 256)).astype(np.float32)
-            got = module.function("dynamic")(x, w)
-            assert_close(got, np.maximum(x @ w, 0))
+        if policy == "explicit":
+            module.tune()
+        for count in rows:
+            x = rng.standard_normal((count, 256)).astype(np.float32)
+            assert_close(module.function("dynamic")(x, w), np.maximum(x @ w, 0))
 
 
 @pytest.mark.parametrize("policy", ["online", "explicit"])
@@ -132,16 +138,7 @@ def test_a_dynamic_model_built_with_data_tiling_keeps_its_tuned_dispatch(policy)
     tuned = tune_model(DYNAMIC, options, benchmark_job=fake_benchmark)
     (dispatch,) = [d for d in tuned.report.dispatches if d.root_op == "linalg.mmt4d"]
     assert dispatch.best is not None and dispatch.best.name.startswith("t")
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal((256, 256)).astype(np.float32)
-    with load(tuned.vmfb, device="local-sync", cache=False) as module:
-        (group,) = module.groups.values()
-        assert group.variants[group.expected] == f"{dispatch.export}__{dispatch.best.name}"
-        if policy == "explicit":
-            module.tune()
-        for rows in (40, 7, 40):
-            x = rng.standard_normal((rows, 256)).astype(np.float32)
-            assert_close(module.function("dynamic")(x, w), np.maximum(x @ w, 0))
+    assert_dynamic_module_runs(tuned.vmfb, dispatch, policy, (40, 7, 40))
 
 
 def test_a_cuda_tuned_model_builds_with_gpu_candidates_without_a_gpu():
