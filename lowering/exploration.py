@@ -259,8 +259,23 @@ def explore(
 
         return e.if_(explore, types, stop_clock, lambda f: chosen)
 
-    if any(t >= 0 for t in tied(site)) or not result_tensors(site):
-        return timed_run(em)  # in-place or tensor-less: the explored run is the only run
+    if not result_tensors(site):
+        return timed_run(em)  # tensor-less: the explored run is the only run
+    if any(t >= 0 for t in tied(site)):
+        # In place: the explored run is the only run. Its result is its operand's buffer,
+        # which the function returns as its own argument; IREE 3.13's IPO replaces such a
+        # pass-through result at the call with the value passed in, and where the result's
+        # size is dynamic it left the caller's branch yielding a value that no longer
+        # exists ("operation's operand is unlinked", or a crash): MobileNetV2 with a
+        # dynamic batch, whose convolutions write into their padded successors' input.
+        # Through a barrier such a result is the function's own. Not where every size is
+        # static: there IPO's replacement is sound, and a barrier would hide from IREE
+        # that the caller's branches yield one buffer (MobileNetV2 at batch 1: 55 of its
+        # function's command buffers then recorded on every call, against one).
+        results = timed_run(em)
+        if any(isinstance(r.type, TensorType) and not r.type.has_static_shape() for r in results):
+            return hidden_from_folding(em, results)
+        return results
 
     # While a variant is unvalidated (always while exploring), its result is checked
     # against the reference's on the same inputs, and the caller gets the reference's.
@@ -284,17 +299,22 @@ def explore(
     # register, empty (`binding table slot requires a buffer but none was provided`).
     # Through the barrier each result is returned as a value of its own.
     results = timed_run(em)
+    return em.if_(
+        validate,
+        types,
+        lambda e: checked(e, results),
+        lambda e: hidden_from_folding(e, results),
+    )
 
-    def unchanged(e: Emitter) -> list[SSAValue]:
-        # The barrier hides dynamic dimensions, so they are tied again.
-        dims = [e.dynamic_dims(r) if isinstance(r.type, TensorType) else [] for r in results]
-        kept = e.add(util.OptimizationBarrierOp(results)).results
-        return [
-            e.value(flow.TensorTieShapeOp(k, d)) if d else k
-            for k, d in zip(kept, dims, strict=True)
-        ]
 
-    return em.if_(validate, types, lambda e: checked(e, results), unchanged)
+def hidden_from_folding(em: Emitter, results: list[SSAValue]) -> list[SSAValue]:
+    """`results` through an optimization barrier, their dynamic dimensions (which the
+    barrier hides) tied again."""
+    dims = [em.dynamic_dims(r) if isinstance(r.type, TensorType) else [] for r in results]
+    kept = em.add(util.OptimizationBarrierOp(results)).results
+    return [
+        em.value(flow.TensorTieShapeOp(k, d)) if d else k for k, d in zip(kept, dims, strict=True)
+    ]
 
 
 def validation_function(state: LoweringState, site: Site, arity: int) -> str:

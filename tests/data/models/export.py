@@ -11,6 +11,8 @@ written next to this file exactly as its frontend emitted it:
   with `torch.onnx_meta` attributes).
 - `mobilenet_turbine.mlir`: torchvision's `mobilenet_v2` (depthwise convolutions) at batch 1,
   `iree.turbine.aot.export(...)` (torch dialect).
+- `mobilenet_turbine_dynamic.mlir`: the same MobileNetV2 with its batch dynamic
+  (`torch.export.Dim`): `?x3x64x64xf32` in.
 - `bert_torch_dynamic.mlir`: transformers' `BertModel` (torch) with its batch and sequence
   length dynamic (`torch.export.Dim`), `iree.turbine.aot.export(...)`: token ids
   `?x?xi64` in, `?x?x128xf32` out.
@@ -160,6 +162,20 @@ def mobilenet_turbine() -> str:
     return str(exported.mlir_module)
 
 
+def mobilenet_turbine_dynamic() -> str:
+    import torch
+    import torchvision
+    from iree.turbine import aot
+
+    torch.manual_seed(SEED)
+    model = torchvision.models.mobilenet_v2(weights=None, width_mult=0.35, num_classes=10)
+    batch = torch.export.Dim("batch", min=1, max=16)
+    exported = aot.export(
+        model.eval(), torch.zeros((2, 3, 64, 64)), dynamic_shapes={"x": {0: batch}}
+    )
+    return str(exported.mlir_module)
+
+
 def bert_torch_dynamic() -> str:
     import torch
     from iree.turbine import aot
@@ -196,6 +212,7 @@ MODELS = {
         gpt2_onnx,
         squeezenet_onnx,
         mobilenet_turbine,
+        mobilenet_turbine_dynamic,
         bert_torch_dynamic,
     )
 }
