@@ -54,7 +54,7 @@ def lower_online(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue
     scope = state.site_scope(site.group)
     slots = committed_choice_names(state, site, len(key), scope)
     choice, hit = committed_choice(em, site, key, slots)
-    state.site_choices[site.op] = slots[0][0]
+    state.site_slots[site.op] = slots
     stores = [slots, committed_choice_names(state, site, len(key))]
     types = [r.type for r in site.op.results]
 

@@ -15,22 +15,29 @@ chosen variant (an explicit or init site's stored choice, the reference while no
 stored) is its expected one it calls that copy (inlined by IREE), else it goes on to the
 lowered body.
 
-Sites whose choice differs from the expected one (another device, another machine load,
-a variant set by hand) run as before through the lowered function: the fast path is an
-optimization of the common case, the decisions are the runtime's.
+An online site with a dynamic workload key takes the fast path too where the function
+computes the key from its arguments alone, in its entry block (`arith` ops and the
+dimensions of its tensors or buffer views, as a model exported with a dynamic batch has):
+the new entry block computes the key again, and the site counts as choosing its expected
+variant when one of its committed keys (`exploration.COMMITTED_KEYS`) is this key,
+committed to that variant. A key not yet committed runs the lowered body, which explores
+it. Without this, the committed sites of a dynamic model each ended an execution region:
+MobileNetV2 with a dynamic batch, 38 committed online sites, took 1.18x the time of its
+static build on a 2-core `local-task`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import cf
-from xdsl.dialects.builtin import i32
-from xdsl.ir import Block, Operation, Region
+from xdsl.dialects import arith, cf
+from xdsl.dialects.builtin import i32, i64
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from autotune_contracts.policy import Policy
 from autotune_dialect import util
+from autotune_dialect.interop import op_name
 from autotune_dialect.mlir_text import parse_attribute_text
 from lowering.emitter import Emitter, locate_arguments
 from lowering.groups import Site, generated_location, in_initializer, results_unused
@@ -59,12 +66,47 @@ _POLICIES = (Policy.ONLINE, Policy.EXPLICIT, Policy.INIT)
 """The policies whose sites choose at run time, from a global, and so can take a fast path."""
 
 
-def _takes_fast_path(site: Site) -> bool:
+_KEY_OPS = ("tensor.dim", "hal.buffer_view.dim", "hal.buffer_view.rank")
+"""Besides `arith` ops, what a dynamic key may be computed with to be read at the entry."""
+
+
+def _key_computation(key: list[SSAValue], block: Block) -> list[Operation] | None:
+    """The ops of `block` that compute `key` from its arguments, in order, when every one
+    is an `arith` op or in `_KEY_OPS` (side-effect free, without regions) and lies in
+    `block` itself; None otherwise."""
+    ops: list[Operation] = []
+    seen: set[Operation] = set()
+
+    def computed(value: SSAValue) -> bool:
+        if isinstance(value, BlockArgument):
+            return value.block is block
+        op = value.owner
+        assert isinstance(op, Operation)
+        if op in seen:
+            return True
+        name = op_name(op)
+        if op.parent_block() is not block or op.regions:
+            return False
+        if not (name.startswith("arith.") or name in _KEY_OPS):
+            return False
+        if not all(computed(operand) for operand in op.operands):
+            return False
+        seen.add(op)
+        ops.append(op)
+        return True
+
+    return ops if all(computed(value) for value in key) else None
+
+
+def _takes_fast_path(site: Site, entry: Block) -> bool:
     group = site.group
+    known_key = site.static_key is not None or (
+        group.policy == Policy.ONLINE and _key_computation(site.key, entry) is not None
+    )
     return (
         group.policy in _POLICIES
         and group.expected_index is not None
-        and site.static_key is not None
+        and known_key
         and not in_initializer(site.op)
         and not results_unused(site.op)
     )
@@ -80,7 +122,8 @@ def plan_fast_paths(state: LoweringState, sites: list[Site]) -> list[FastPath]:
             by_function.setdefault(function, []).append(site)
     plans = []
     for function, own in by_function.items():
-        if not all(_takes_fast_path(s) for s in own) or len(function.body.blocks) == 0:
+        entry = function.body.first_block
+        if entry is None or not all(_takes_fast_path(s, entry) for s in own):
             continue
         assert isinstance(function, util.FuncOp)
         copy = function.clone()
@@ -123,11 +166,17 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
         for block in (entry, fast):
             locate_arguments(block, location)
         em = Emitter(entry, location=location)
+        # the lowered body's values that the entry block computes again (dynamic keys)
+        again: dict[SSAValue, SSAValue] = dict(zip(lowered.args, entry.args, strict=True))
         conditions = []
         for site in plan.sites:
             group = site.group
+            if group.policy == Policy.ONLINE and site.static_key is None:
+                slots = state.site_slots[site.op]
+                conditions.append(_committed_to(em, site, slots, lowered, again))
+                continue
             if group.policy == Policy.ONLINE:
-                choice = em.value(util.GlobalLoadOp(state.site_choices[site.op], i32))
+                choice = em.value(util.GlobalLoadOp(state.site_slots[site.op][0][0], i32))
             else:  # the key's stored choice; unset (negative) runs the reference
                 key = group.key_index(site.static_key)  # type: ignore[arg-type]
                 stored = em.value(util.GlobalLoadOp(state.choice_global(group, key), i32))
@@ -145,3 +194,35 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
         # inlined, whatever its size
         plan.fast.attributes["inlining_policy"] = parse_attribute_text("#util.inline.always")
         state.exports.append(plan.fast)
+
+
+def _committed_to(
+    em: Emitter,
+    site: Site,
+    slots: list[tuple[str, list[str]]],
+    block: Block,
+    again: dict[SSAValue, SSAValue],
+) -> SSAValue:
+    """Whether one of a dynamic site's committed keys (`slots`) is its key of this call,
+    committed to its expected variant; the key computed again at the entry from the
+    lowered body's first block (`again`: its values and their copies so far)."""
+    ops = _key_computation(site.key, block)
+    assert ops is not None  # checked when the fast path was planned
+    for op in ops:
+        if op.results and op.results[0] in again:
+            continue
+        copy = op.clone(value_mapper=again)
+        em.add(copy)
+        again.update(zip(op.results, copy.results, strict=True))
+    key = [em.to_i64(again[value]) for value in site.key]
+    expected = em.i32(site.group.expected_index)  # type: ignore[arg-type]
+    hits = []
+    for choice_name, key_names in slots:
+        choice = em.value(util.GlobalLoadOp(choice_name, i32))
+        held = [em.value(util.GlobalLoadOp(name, i64)) for name in key_names]
+        same = [em.cmp("eq", h, k) for h, k in zip(held, key, strict=True)]
+        hits.append(em.all_of([em.cmp("eq", choice, expected), *same]))
+    hit = hits[0]
+    for other in hits[1:]:
+        hit = em.binary(arith.OrIOp, hit, other)
+    return hit

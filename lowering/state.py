@@ -43,8 +43,9 @@ class LoweringState:
     """Outlined functions made so far, numbering their names."""
     online_sites: dict[int, int] = field(default_factory=dict)
     """Per group (by gid), the online sites given globals of their own so far."""
-    site_choices: dict[Operation, str] = field(default_factory=dict)
-    """Per online site lowered (its op), the committed-choice global it reads."""
+    site_slots: dict[Operation, list[tuple[str, list[str]]]] = field(default_factory=dict)
+    """Per online site lowered (its op), the committed-choice globals it reads: one slot
+    (its choice) for a static key, (choice, workload values) slots for a dynamic one."""
 
     @classmethod
     def of(cls, module: ModuleOp, default_policy: Policy, base_dir: Path | None) -> LoweringState:

@@ -55,11 +55,13 @@ def _lenient(group_attrs: str) -> str:
     return "{" + (inner + ", " if inner else "") + "tolerance = 10.0}"
 
 
-def _static_exports(names: list[str]) -> str:
-    """`flow.executable.export`s of static-shape kernels (workgroups from the slice)."""
+def _exports(names: list[str], dynamic: bool = False) -> str:
+    """`flow.executable.export`s of the kernels (workgroups from the slice; a dynamic
+    kernel's workload is its length)."""
+    args, slice_args = ("%w: index", "%w") if dynamic else ("", "")
     return "\n".join(
-        f"""    flow.executable.export public @{n} workgroups() -> (index, index, index) {{
-      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+        f"""    flow.executable.export public @{n} workgroups({args}) -> (index, index, index) {{
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice({slice_args})
       flow.return %x, %y, %z : index, index, index
     }}"""
         for n in names
@@ -79,16 +81,6 @@ def tagged_module(
     length. `group_attrs` is the group's attribute dictionary text, e.g. `{policy = "static"}`.
     """
     names = [f"v{k}" for k in range(variants)]
-    exports = []
-    for name in names:
-        args = "%w: index" if dynamic else ""
-        slice_args = "%w" if dynamic else ""
-        exports.append(
-            f"""    flow.executable.export public @{name} workgroups({args}) -> (index, index, index) {{
-      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice({slice_args})
-      flow.return %x, %y, %z : index, index, index
-    }}"""
-        )
     kernels = "".join(_kernel(n, k + 1, dynamic, size) for k, n in enumerate(names))
     group = (
         f"    autotune.group @add variants([{', '.join('@' + n for n in names)}]) "
@@ -111,7 +103,7 @@ def tagged_module(
   }}"""
     return (
         "module {\n  flow.executable private @tagged {\n"
-        + "\n".join(exports)
+        + _exports(names, dynamic)
         + "\n"
         + group
         + "\n    builtin.module {"
@@ -159,7 +151,7 @@ def speed_module(factors: tuple[int, ...] = (64, 1, 256), size: int = 65536) -> 
     ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
     wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
     names = [f"x{f}" for f in factors]
-    exports = _static_exports(names)
+    exports = _exports(names)
     kernels = []
     for name, factor in zip(names, factors, strict=True):
         chain = ["%v0 = arith.addf %a, %shift : f32"]
@@ -212,7 +204,7 @@ def equivalent_module(
     ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
     wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
     names = [f"k{i}" for i in range(len(factors))]
-    exports = _static_exports(names)
+    exports = _exports(names)
     kernels = []
     for i, (name, factor) in enumerate(zip(names, factors, strict=True)):
         if i == wrong:
@@ -347,7 +339,7 @@ def two_result_module(variants: int = 3, size: int = 1024) -> str:
     )
     return f"""module {{
   flow.executable private @pair {{
-{_static_exports(names)}
+{_exports(names)}
     builtin.module {{{kernels}
     }}
     autotune.group @both variants([{", ".join("@" + n for n in names)}])
@@ -361,26 +353,35 @@ def two_result_module(variants: int = 3, size: int = 1024) -> str:
 """
 
 
-def tagged_chain_module(expected: list[int | None], variants: int = 3, size: int = 16) -> str:
+def tagged_chain_module(
+    expected: list[int | None], variants: int = 3, size: int = 16, dynamic: bool = False
+) -> str:
     """A chain of `len(expected)` tagged groups `@e<g>::@add` (variant k of group g adds
     `10 ** g * (k + 1)`, so a result tells every group's variant), each naming
     `expected[g]` as its `expected` variant where not None, dispatched in turn by
-    `@run(tensor<SIZExf32>)`."""
-    t = f"tensor<{size}xf32>"
+    `@run(tensor<SIZExf32>)`; `dynamic`: by `@run(tensor<?xf32>)`, each group's workload
+    the length."""
+    t = "tensor<?xf32>" if dynamic else f"tensor<{size}xf32>"
     parts = ["module {"]
     for g, want in enumerate(expected):
         names = [f"g{g}_v{k}" for k in range(variants)]
-        kernels = "".join(_kernel(n, 10.0**g * (k + 1), False, size) for k, n in enumerate(names))
+        kernels = "".join(_kernel(n, 10.0**g * (k + 1), dynamic, size) for k, n in enumerate(names))
         attrs = _lenient("" if want is None else f"{{expected = @{names[want]}}}")
         parts.append(
-            f"  flow.executable private @e{g} {{\n{_static_exports(names)}\n"
+            f"  flow.executable private @e{g} {{\n{_exports(names, dynamic)}\n"
             f"    autotune.group @add variants([{', '.join('@' + n for n in names)}]) {attrs}\n"
             f"    builtin.module {{{kernels}\n    }}\n  }}"
         )
     lines = [f"  util.func public @run(%a: {t}) -> {t} {{"]
+    if dynamic:
+        lines += ["    %c0 = arith.constant 0 : index", f"    %n = tensor.dim %a, %c0 : {t}"]
     value = "%a"
     for g in range(len(expected)):
-        lines.append(f"    %r{g} = flow.dispatch @e{g}::@add({value}) : ({t}) -> {t}")
+        if dynamic:
+            dispatch = f"@e{g}::@add[%n]({value}, %n) : ({t}{{%n}}, index) -> {t}{{%n}}"
+        else:
+            dispatch = f"@e{g}::@add({value}) : ({t}) -> {t}"
+        lines.append(f"    %r{g} = flow.dispatch {dispatch}")
         value = f"%r{g}"
     lines.append(f"    util.return {value} : {t}\n  }}")
     parts += ["\n".join(lines), "}\n"]

@@ -189,3 +189,63 @@ def test_calls_run_the_committed_choices_on_either_path(vmfb, tmp_path, choices)
     with load(vmfb, device="local-sync", cache=path) as module:
         for _ in range(4):
             np.testing.assert_array_equal(module.run(x), x + tags(choices))
+
+
+def test_a_function_computing_its_dynamic_keys_from_its_arguments_has_a_fast_path():
+    """Online sites with a dynamic workload key: the entry block computes the key again
+    (the argument's length) and takes the straight copy when each site's committed keys
+    hold it, committed to the expected variant."""
+    lowered = lower_to_iree(tagged_chain_module([1, 2, 0], dynamic=True), "online", locations=False)
+    entry, fast, _ = _blocks(function_text(lowered, "run"))
+    assert "tensor.dim %arg0" in entry and "cf.cond_br" in entry and "flow.dispatch" not in entry
+    for g in range(3):  # every committed slot of every site is read
+        assert all(f"g{g}.add.s0.dyn{j}.w0" in entry for j in range(4))
+    assert "util.call @run__autotune_expected" in fast
+    copy = function_text(lowered, "run__autotune_expected")
+    dispatched = [
+        line.split("@", 1)[1].split("[")[0] for line in copy.splitlines() if "flow.dispatch" in line
+    ]
+    assert dispatched == ["e0::@g0_v1", "e1::@g1_v2", "e2::@g2_v0"]
+
+
+def test_a_dynamic_key_computed_from_a_dispatch_result_takes_no_fast_path():
+    """A key the entry block cannot compute (the length of a dispatch's result) keeps
+    the function on the per-site selection."""
+    text = tagged_chain_module([1, 2], dynamic=True)
+    first = "    %r0 = flow.dispatch @e0::@add[%n](%a, %n)"
+    assert first in text
+    head, tail = text.split("    %r1 = ", 1)
+    tail = tail.replace(
+        "[%n](%r0, %n) : (tensor<?xf32>{%n}, index) -> tensor<?xf32>{%n}",
+        "[%m](%r0, %m) : (tensor<?xf32>{%m}, index) -> tensor<?xf32>{%m}",
+    )
+    text = head + "    %m = tensor.dim %r0, %c0 : tensor<?xf32>\n    %r1 = " + tail
+    assert "[%m](%r0, %m)" in text
+    lowered = lower_to_iree(text, "online", locations=False)
+    assert "__autotune_expected" not in lowered and "cf.cond_br" not in lowered
+
+
+@pytest.fixture(scope="module")
+def dynamic_vmfb() -> bytes:
+    return compile(tagged_chain_module([1, 2, 0], dynamic=True), policy="online")
+
+
+@pytest.mark.parametrize("choices", [[1, 2, 0], [1, 0, 0]])
+def test_dynamic_calls_run_the_committed_choices_on_either_path(dynamic_vmfb, tmp_path, choices):
+    """Decisions at two lengths read from the tuning cache, all expected (the fast path)
+    or not: every call at either length gives the chosen variants' tags, in any order;
+    a call at a third length explores, and the calls after it still do."""
+    path = tmp_path / "cache.sqlite"
+    lengths = (SIZE, 3 * SIZE)
+    with load(dynamic_vmfb, device="local-sync", cache=path) as module:
+        for gid, group in module.groups.items():
+            variant = group.variants[choices[int(group.container[1:])]]
+            for n in lengths:
+                key = module.tuner.cache_key(gid, (n,))
+                module.cache.put(Entry(key, variant, {}, {}, time.time()))
+    with load(dynamic_vmfb, device="local-sync", cache=path) as module:
+        for n in (*lengths, *lengths, 5 * SIZE, *reversed(lengths)):
+            x = np.arange(n, dtype=np.float32)
+            got = module.run(x)
+            if n in lengths:
+                np.testing.assert_array_equal(got, x + tags(choices))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from modules import _kernel, _static_exports
+from modules import _exports, _kernel
 
 from autotune_runtime import load
 from lowering.driver import compile
@@ -28,7 +28,7 @@ def _executable(name: str, tags: tuple[int, ...], attrs: str) -> str:
     kernels = "".join(_kernel(v, t, False, SIZE) for v, t in zip(variants, tags, strict=True))
     group = ", ".join("@" + v for v in variants)
     return f"""  flow.executable private @{name} {{
-{_static_exports(variants)}
+{_exports(variants)}
     autotune.group @add variants([{group}]) {attrs}
     builtin.module {{{kernels}
     }}

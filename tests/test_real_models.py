@@ -193,6 +193,9 @@ def test_a_torch_model_with_dynamic_batch_and_length_tuned_with_data_tiling_runs
     )
     matmuls = [d for d in tuned.report.dispatches if d.root_op == "linalg.mmt4d"]
     assert len(matmuls) >= 3 and all(d.kept for d in matmuls), tuned.report.skipped
+    # the keys, tile counts computed with comparisons and selects, are computed again at
+    # the function's entry: the fast path
+    assert "main$async__autotune_expected" in tuned.lowered
     stock_vmfb = compile_lowered(text, extra_args=input_type_flags(text))
     rng = np.random.default_rng(0)
     with (
@@ -232,6 +235,9 @@ def test_a_torch_model_with_a_dynamic_batch_tuned_online_with_im2col_runs_at_any
     )
     kept = [d for d in tuned.report.dispatches if d.kept]
     assert len(kept) >= 30, tuned.report.skipped
+    # its sites' keys (the batch) are computed from the input's buffer view: once every
+    # site has committed at a batch to its expected variant, calls take the fast path
+    assert "main$async__autotune_expected" in tuned.lowered
     stock_vmfb = compile_lowered(text, extra_args=input_type_flags(text))
     rng = np.random.default_rng(0)
     with (
