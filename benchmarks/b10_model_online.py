@@ -28,7 +28,9 @@ committed), online with each group's decision named `expected` (the fast path), 
 (`tune()`d: the same selection of the committed choice, no exploration code), explicit
 with `expected` named and each group set to it (the fast path) and static with the same
 choices, interleaved calls on local-sync and on local-task (`chain` in the
-detail).
+detail). The same chain over `tensor<?xf32>` (each group's key the length, as a model
+exported with a dynamic batch has): online, online with `expected` (the fast path, its
+condition computed at the function's entry) and static, in the same interleaving.
 """
 
 from __future__ import annotations
@@ -196,36 +198,19 @@ def _chain(settings: Settings) -> dict:
     import warnings
 
     from autotune_runtime import load
-    from benchmarks.kernels import many_groups_module
 
-    text = many_groups_module(CHAIN, 3, CHAIN_SIZE)
     x = np.ones(CHAIN_SIZE, np.float32)
-    builds = {
-        "online": compile_module(text, "online"),
-        "explicit": compile_module(text, "explicit"),
-    }
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the variants add different tags: rejected
-        with load_module(builds["online"]) as online:
-            while len(online.decisions()) < CHAIN:
-                online.run0(x)
-            decisions = online.decisions()
-    rows = [{"group": g, "workload": [], "variant": v} for (g, _), v in decisions.items()]
-    expected = {
-        int(g.split("::")[0][1:]): int(v.rsplit("_v", 1)[1]) for (g, _), v in decisions.items()
-    }
-    named = many_groups_module(CHAIN, 3, CHAIN_SIZE, expected=expected)
-    builds["online, expected"] = compile_module(named, "online")
-    builds["explicit, expected"] = compile_module(named, "explicit")
-    builds["static"] = compile_module(text, "static", freeze(settings, "b10_chain", rows))
+    builds = _chain_builds(settings, x, dynamic=False)
+    dynamic = _chain_builds(settings, x, dynamic=True)
+    builds |= {f"{name}, dynamic": vmfb for name, vmfb in dynamic.items()}
     result: dict = {"groups": CHAIN, "elements": CHAIN_SIZE}
     for device in (DEVICE, "local-task"):
         modules = {name: load(vmfb, device=device, cache=False) for name, vmfb in builds.items()}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for name, module in modules.items():
-                while name.startswith("online") and len(module.decisions()) < CHAIN:
-                    module.run0(x)
+                if name.startswith("online"):
+                    settle_chain(module, x)
             modules["explicit"].tune()
             chosen = modules["explicit, expected"]  # set to the expected variants: fast path
             for group in chosen.groups.values():
@@ -241,6 +226,43 @@ def _chain(settings: Settings) -> dict:
             name: round(median(t) / 1e3, 2) for name, t in zip(modules, times, strict=True)
         }
     return result
+
+
+def settle_chain(module, x: np.ndarray) -> dict:
+    """Call a chain's online module until every group has decided; its decisions."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the variants add different tags: rejected
+        while len(module.decisions()) < CHAIN:
+            module.run0(x)
+    return module.decisions()
+
+
+def _chain_builds(settings: Settings, x: np.ndarray, dynamic: bool) -> dict[str, bytes]:
+    """The chain's builds: online, explicit, each with the online decisions named
+    `expected`, and static with them; `dynamic`: over `tensor<?xf32>` (each group's key
+    the length, the fast path's condition computed at the entry), online and static only
+    (an explicit group's fast path needs static keys)."""
+    from benchmarks.kernels import many_groups_module
+
+    text = many_groups_module(CHAIN, 3, CHAIN_SIZE, dynamic=dynamic)
+    builds = {"online": compile_module(text, "online")}
+    if not dynamic:
+        builds["explicit"] = compile_module(text, "explicit")
+    with load_module(builds["online"]) as online:
+        decisions = settle_chain(online, x)
+    rows = [{"group": g, "workload": list(k), "variant": v} for (g, k), v in decisions.items()]
+    expected = {
+        int(g.split("::")[0][1:]): int(v.rsplit("_v", 1)[1]) for (g, _), v in decisions.items()
+    }
+    named = many_groups_module(CHAIN, 3, CHAIN_SIZE, expected=expected, dynamic=dynamic)
+    builds["online, expected"] = compile_module(named, "online")
+    if not dynamic:
+        builds["explicit, expected"] = compile_module(named, "explicit")
+    frozen = freeze(settings, f"b10_chain{'_dynamic' if dynamic else ''}", rows)
+    builds["static"] = compile_module(text, "static", frozen)
+    return builds
 
 
 def _frozen(settings, model, options, executor, decisions: dict) -> bytes:
@@ -348,6 +370,18 @@ def _chain_sentence(c: dict) -> str:
                 if k in t
             )
             + ")"
+            + (
+                f"; over `tensor<?xf32>`: online {t['online, dynamic']:.1f}, online with "
+                f"`expected` (the fast path) {t['online, expected, dynamic']:.1f}, static "
+                f"{t['static, dynamic']:.1f} ("
+                + ", ".join(
+                    f"{t[k] / t['static, dynamic']:.2f}x"
+                    for k in ("online, dynamic", "online, expected, dynamic")
+                )
+                + ")"
+                if "static, dynamic" in t
+                else ""
+            )
         )
     return (
         f"A chain of {c['groups']} committed groups of {c['elements'] // 1024} Ki floats, µs "

@@ -25,40 +25,56 @@ from __future__ import annotations
 _MAP = "affine_map<(d0) -> (d0)>"
 
 
-def _elementwise_kernel(name: str, size: int, body: list[str], result: str) -> str:
-    """`func.func @name` reading `tensor<SIZExf32>`, applying `body` per element (input
-    `%a`, constants `%scale`/`%shift`) and storing `result`."""
-    t = f"tensor<{size}xf32>"
+def _elementwise_kernel(
+    name: str, size: int, body: list[str], result: str, dynamic: bool = False
+) -> str:
+    """`func.func @name` reading `tensor<SIZExf32>` (`dynamic`: `tensor<?xf32>`, its
+    length the dispatch's workload), applying `body` per element (input `%a`, constants
+    `%scale`/`%shift`) and storing `result`."""
+    t = "tensor<?xf32>" if dynamic else f"tensor<{size}xf32>"
     ro = f"!iree_tensor_ext.dispatch.tensor<readonly:{t}>"
     wo = f"!iree_tensor_ext.dispatch.tensor<writeonly:{t}>"
     ops = "\n          ".join(body)
+    if dynamic:
+        args = f"%in_arg: {ro}, %n_arg: index, %out_arg: {wo}"
+        shapes = f"""
+        %n = iree_tensor_ext.dispatch.workload.ordinal %n_arg, 0 : index
+        %in = flow.dispatch.tie_shape %in_arg : {ro}{{%n}}
+        %out = flow.dispatch.tie_shape %out_arg : {wo}{{%n}}"""
+        length, empty, ro_dims, wo_dims = "%n", "tensor.empty(%n)", f"{ro}{{%n}}", f"{wo}{{%n}}"
+    else:
+        args, shapes = f"%in: {ro}, %out: {wo}", ""
+        length, empty, ro_dims, wo_dims = str(size), "tensor.empty()", ro, wo
     return f"""
-      func.func @{name}(%in: {ro}, %out: {wo}) {{
+      func.func @{name}({args}) {{{shapes}
         %scale = arith.constant 0.999 : f32
         %shift = arith.constant 0.001 : f32
-        %0 = iree_tensor_ext.dispatch.tensor.load %in, offsets = [0], sizes = [{size}], strides = [1] : {ro} -> {t}
-        %1 = tensor.empty() : {t}
+        %0 = iree_tensor_ext.dispatch.tensor.load %in, offsets = [0], sizes = [{length}], strides = [1] : {ro_dims} -> {t}
+        %1 = {empty} : {t}
         %2 = linalg.generic {{indexing_maps = [{_MAP}, {_MAP}], iterator_types = ["parallel"]}} ins(%0 : {t}) outs(%1 : {t}) {{
         ^bb0(%a: f32, %o: f32):
           {ops}
           linalg.yield {result} : f32
         }} -> {t}
-        iree_tensor_ext.dispatch.tensor.store %2, %out, offsets = [0], sizes = [{size}], strides = [1] : {t} -> {wo}
+        iree_tensor_ext.dispatch.tensor.store %2, %out, offsets = [0], sizes = [{length}], strides = [1] : {t} -> {wo_dims}
         return
       }}"""
 
 
-def _export(name: str) -> str:
-    return f"""    flow.executable.export public @{name} workgroups() -> (index, index, index) {{
-      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+def _export(name: str, dynamic: bool = False) -> str:
+    args, workload = ("%w: index", "%w") if dynamic else ("", "")
+    return f"""    flow.executable.export public @{name} workgroups({args}) -> (index, index, index) {{
+      %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice({workload})
       flow.return %x, %y, %z : index, index, index
     }}"""
 
 
-def _executable(exe: str, group: str | None, kernels: dict[str, str], attrs: str = "") -> str:
+def _executable(
+    exe: str, group: str | None, kernels: dict[str, str], attrs: str = "", dynamic: bool = False
+) -> str:
     """An executable of `kernels`, with a group of them all unless `group` is None."""
     names = list(kernels)
-    exports = "\n".join(_export(n) for n in names)
+    exports = "\n".join(_export(n, dynamic) for n in names)
     variants = ", ".join("@" + n for n in names)
     attrs = f" {attrs}" if attrs else ""
     grouped = f"    autotune.group @{group} variants([{variants}]){attrs}\n" if group else ""
@@ -75,6 +91,7 @@ def many_groups_module(
     per_function: int | None = None,
     grouped: int | None = None,
     expected: dict[int, int] | None = None,
+    dynamic: bool = False,
 ) -> str:
     """`groups` executables `@e<i>`, each with a group `@add` of `variants` kernels
     `@g<i>_v<k>` (each adds its own constant, so no two kernels are alike). The groups are
@@ -85,8 +102,10 @@ def many_groups_module(
     With `grouped`, only the first `grouped` executables have a group: the others are
     plain executables of the same kernels, whose first kernel is dispatched directly (a
     model with a few tuned kernels among many). `expected` names group g's variant
-    `expected[g]` as the one it is expected to settle on (the functions' fast path)."""
-    t = f"tensor<{size}xf32>"
+    `expected[g]` as the one it is expected to settle on (the functions' fast path).
+    `dynamic`: the functions take `tensor<?xf32>`, and each dispatch's workload (each
+    group's key) is its length, read with `tensor.dim`."""
+    t = "tensor<?xf32>" if dynamic else f"tensor<{size}xf32>"
     parts = ["module {\n"]
     for g in range(groups):
         kernels = {}
@@ -97,17 +116,24 @@ def many_groups_module(
                 size,
                 [f"%tag = arith.constant {tag:.1f} : f32", "%r = arith.addf %a, %tag : f32"],
                 "%r",
+                dynamic,
             )
         with_group = grouped is None or g < grouped
         attrs = f"{{expected = @g{g}_v{expected[g]}}}" if expected and g in expected else ""
-        parts.append(_executable(f"e{g}", "add" if with_group else None, kernels, attrs))
+        parts.append(_executable(f"e{g}", "add" if with_group else None, kernels, attrs, dynamic))
     chunk = per_function or groups
     for first in range(0, groups, chunk):
         lines = [f"  util.func public @run{first // chunk}(%a: {t}) -> {t} {{"]
+        if dynamic:
+            lines += ["    %c0 = arith.constant 0 : index", f"    %n = tensor.dim %a, %c0 : {t}"]
         value = "%a"
         for g in range(first, min(first + chunk, groups)):
             entry = "add" if grouped is None or g < grouped else f"g{g}_v0"
-            lines.append(f"    %r{g} = flow.dispatch @e{g}::@{entry}({value}) : ({t}) -> {t}")
+            if dynamic:
+                call = f"[%n]({value}, %n) : ({t}{{%n}}, index) -> {t}{{%n}}"
+            else:
+                call = f"({value}) : ({t}) -> {t}"
+            lines.append(f"    %r{g} = flow.dispatch @e{g}::@{entry}{call}")
             value = f"%r{g}"
         lines.append(f"    util.return {value} : {t}")
         lines.append("  }\n")
