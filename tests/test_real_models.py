@@ -196,17 +196,9 @@ def test_a_torch_model_with_dynamic_batch_and_length_tuned_with_data_tiling_runs
     # the keys, tile counts computed with comparisons and selects, are computed again at
     # the function's entry: the fast path
     assert "main$async__autotune_expected" in tuned.lowered
-    stock_vmfb = compile_lowered(text, extra_args=input_type_flags(text))
     rng = np.random.default_rng(0)
-    with (
-        load(tuned.vmfb, device="local-task", cache=False) as module,
-        load(stock_vmfb, device="local-task", cache=False) as stock,
-    ):
-        for shape in ((4, 32), (1, 7), (3, 64), (4, 32)):
-            ids = rng.integers(0, 1000, shape).astype(np.int64)
-            expected = [np.asarray(stock.function("main")(ids))]
-            for _ in range(3):
-                _assert_stock_results(module.function("main")(ids), expected)
+    ids = [rng.integers(0, 1000, s).astype(np.int64) for s in ((4, 32), (1, 7), (3, 64), (4, 32))]
+    _assert_runs_as_stock(tuned.vmfb, text, ids)
 
 
 def test_a_torch_model_with_a_dynamic_batch_tuned_online_with_im2col_runs_at_any_batch(
@@ -238,14 +230,20 @@ def test_a_torch_model_with_a_dynamic_batch_tuned_online_with_im2col_runs_at_any
     # its sites' keys (the batch) are computed from the input's buffer view: once every
     # site has committed at a batch to its expected variant, calls take the fast path
     assert "main$async__autotune_expected" in tuned.lowered
-    stock_vmfb = compile_lowered(text, extra_args=input_type_flags(text))
     rng = np.random.default_rng(0)
+    images = [rng.standard_normal((n, 3, 64, 64)).astype(np.float32) for n in (4, 1, 3, 4)]
+    _assert_runs_as_stock(tuned.vmfb, text, images)
+
+
+def _assert_runs_as_stock(vmfb: bytes, text: str, inputs: list[np.ndarray]) -> None:
+    """The tuned module's `main` gives the stock build's results on each input, three
+    calls each, in turn (the shapes change between them)."""
+    stock_vmfb = compile_lowered(text, extra_args=input_type_flags(text))
     with (
-        load(tuned.vmfb, device="local-task", cache=False) as module,
+        load(vmfb, device="local-task", cache=False) as module,
         load(stock_vmfb, device="local-task", cache=False) as stock,
     ):
-        for batch in (4, 1, 3, 4):
-            images = rng.standard_normal((batch, 3, 64, 64)).astype(np.float32)
-            expected = [np.asarray(stock.function("main")(images))]
+        for x in inputs:
+            expected = [np.asarray(stock.function("main")(x))]
             for _ in range(3):
-                _assert_stock_results(module.function("main")(images), expected)
+                _assert_stock_results(module.function("main")(x), expected)
