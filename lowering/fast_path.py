@@ -15,15 +15,16 @@ chosen variant (an explicit or init site's stored choice, the reference while no
 stored) is its expected one it calls that copy (inlined by IREE), else it goes on to the
 lowered body.
 
-An online site with a dynamic workload key takes the fast path too where the function
-computes the key from its arguments alone, in its entry block (`arith` ops and the
-dimensions of its tensors or buffer views, as a model exported with a dynamic batch has):
-the new entry block computes the key again, and the site counts as choosing its expected
-variant when one of its committed keys (`exploration.COMMITTED_KEYS`) is this key,
-committed to that variant. A key not yet committed runs the lowered body, which explores
-it. Without this, the committed sites of a dynamic model each ended an execution region:
-MobileNetV2 with a dynamic batch, 38 online sites committed to their expected variants,
-took 1.34-1.39x the time of its static build on a 2-core `local-task`; 1.02x with it.
+A site with a dynamic workload key takes the fast path too where the function computes
+the key from its arguments alone, in its entry block (`arith` ops and the dimensions of
+its tensors or buffer views, as a model exported with a dynamic batch has): the new entry
+block computes the key again; an online site counts as choosing its expected variant when
+one of its committed keys (`exploration.COMMITTED_KEYS`) is this key, committed to that
+variant (a key not yet committed runs the lowered body, which explores it), an explicit
+or init site when its stored choice for the key is that variant. Without this, the
+committed sites of a dynamic model each ended an execution region: MobileNetV2 with a
+dynamic batch, 38 online sites committed to their expected variants, took 1.34-1.39x the
+time of its static build on a 2-core `local-task`; 1.02x with it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from autotune_dialect.interop import op_name
 from autotune_dialect.mlir_text import parse_attribute_text
 from lowering.emitter import Emitter, locate_arguments
 from lowering.groups import Site, generated_location, in_initializer, results_unused
+from lowering.policies import stored_variant
 from lowering.state import LoweringState
 from lowering.variants import tie_shapes, variant_op
 
@@ -100,9 +102,7 @@ def _key_computation(key: list[SSAValue], block: Block) -> list[Operation] | Non
 
 def _takes_fast_path(site: Site, entry: Block) -> bool:
     group = site.group
-    known_key = site.static_key is not None or (
-        group.policy == Policy.ONLINE and _key_computation(site.key, entry) is not None
-    )
+    known_key = site.static_key is not None or _key_computation(site.key, entry) is not None
     return (
         group.policy in _POLICIES
         and group.expected_index is not None
@@ -171,18 +171,19 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
         conditions = []
         for site in plan.sites:
             group = site.group
-            if group.policy == Policy.ONLINE and site.static_key is None:
+            expected = group.expected_index
+            assert expected is not None
+            static = site.static_key is not None
+            key = site.key if static else _key_again(em, site, lowered, again)
+            if group.policy == Policy.ONLINE and not static:
                 slots = state.site_slots[site.op]
-                conditions.append(_committed_to(em, site, slots, lowered, again))
+                conditions.append(_committed_to(em, key, expected, slots))
                 continue
             if group.policy == Policy.ONLINE:
                 choice = em.value(util.GlobalLoadOp(state.site_slots[site.op][0][0], i32))
             else:  # the key's stored choice; unset (negative) runs the reference
-                key = group.key_index(site.static_key)  # type: ignore[arg-type]
-                stored = em.value(util.GlobalLoadOp(state.choice_global(group, key), i32))
-                valid = em.cmp("sge", stored, em.i32(0))
-                choice = em.select(valid, stored, em.i32(group.default_index))
-            conditions.append(em.cmp("eq", choice, em.i32(group.expected_index)))  # type: ignore[arg-type]
+                choice = stored_variant(state, em, site, key)
+            conditions.append(em.cmp("eq", choice, em.i32(expected)))
         em.add(
             cf.ConditionalBranchOp(
                 em.all_of(conditions), fast, list(entry.args), lowered, list(entry.args)
@@ -196,16 +197,11 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
         state.exports.append(plan.fast)
 
 
-def _committed_to(
-    em: Emitter,
-    site: Site,
-    slots: list[tuple[str, list[str]]],
-    block: Block,
-    again: dict[SSAValue, SSAValue],
-) -> SSAValue:
-    """Whether one of a dynamic site's committed keys (`slots`) is its key of this call,
-    committed to its expected variant; the key computed again at the entry from the
-    lowered body's first block (`again`: its values and their copies so far)."""
+def _key_again(
+    em: Emitter, site: Site, block: Block, again: dict[SSAValue, SSAValue]
+) -> list[SSAValue]:
+    """A dynamic site's key computed again at the entry, from the lowered body's first
+    `block` (`again`: its values and their copies so far, extended with the new ones)."""
     ops = _key_computation(site.key, block)
     assert ops is not None  # checked when the fast path was planned
     for op in ops:
@@ -214,14 +210,22 @@ def _committed_to(
         copy = op.clone(value_mapper=again)
         em.add(copy)
         again.update(zip(op.results, copy.results, strict=True))
-    key = [em.to_i64(again[value]) for value in site.key]
-    expected = em.i32(site.group.expected_index)  # type: ignore[arg-type]
+    return [again[value] for value in site.key]
+
+
+def _committed_to(
+    em: Emitter, key: list[SSAValue], expected: int, slots: list[tuple[str, list[str]]]
+) -> SSAValue:
+    """Whether one of a dynamic online site's committed keys (`slots`) is `key`,
+    committed to its `expected` variant."""
+    key = [em.to_i64(value) for value in key]
+    variant = em.i32(expected)
     hits = []
     for choice_name, key_names in slots:
         choice = em.value(util.GlobalLoadOp(choice_name, i32))
         held = [em.value(util.GlobalLoadOp(name, i64)) for name in key_names]
         same = [em.cmp("eq", h, k) for h, k in zip(held, key, strict=True)]
-        hits.append(em.all_of([em.cmp("eq", choice, expected), *same]))
+        hits.append(em.all_of([em.cmp("eq", choice, variant), *same]))
     hit = hits[0]
     for other in hits[1:]:
         hit = em.binary(arith.OrIOp, hit, other)

@@ -74,15 +74,22 @@ class StoredLowering(PolicyLowering):
 
 def stored_choice_results(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
     """Run the stored choice for the site's key, else the reference; the results."""
+    variant = stored_variant(state, em, site, site.key)
+    return chain(em, variant, site)
+
+
+def stored_variant(state: LoweringState, em: Emitter, site: Site, key: list[SSAValue]) -> SSAValue:
+    """The variant an `explicit` or `init` site runs at `key` (the site's key values, or
+    the same computed elsewhere): the choice stored for it, else the group's default (the
+    reference)."""
     group = site.group
-    default = em.i32(group.default_index)
     if site.static_key is not None:
         choice = em.value(
             util.GlobalLoadOp(state.choice_global(group, group.key_index(site.static_key)), i32)
         )
     else:
         choice = em.i32(-1)
-        key = [em.to_i64(w) for w in site.key]
+        key = [em.to_i64(w) for w in key]
         for sample, index in list(group.keys.items()):
             if len(sample) != len(key):
                 continue
@@ -90,5 +97,4 @@ def stored_choice_results(state: LoweringState, em: Emitter, site: Site) -> list
             same = em.all_of([em.cmp("eq", k, em.i64(s)) for k, s in zip(key, sample, strict=True)])
             choice = em.select(same, stored, choice)
     valid = em.cmp("sge", choice, em.i32(0))
-    variant = em.select(valid, choice, default)
-    return chain(em, variant, site)
+    return em.select(valid, choice, em.i32(group.default_index))

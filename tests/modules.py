@@ -354,19 +354,26 @@ def two_result_module(variants: int = 3, size: int = 1024) -> str:
 
 
 def tagged_chain_module(
-    expected: list[int | None], variants: int = 3, size: int = 16, dynamic: bool = False
+    expected: list[int | None],
+    variants: int = 3,
+    size: int = 16,
+    dynamic: bool = False,
+    workloads: list[int] | None = None,
 ) -> str:
     """A chain of `len(expected)` tagged groups `@e<g>::@add` (variant k of group g adds
     `10 ** g * (k + 1)`, so a result tells every group's variant), each naming
     `expected[g]` as its `expected` variant where not None, dispatched in turn by
     `@run(tensor<SIZExf32>)`; `dynamic`: by `@run(tensor<?xf32>)`, each group's workload
-    the length."""
+    the length, and `workloads` the lengths its group names (what `explicit` tunes)."""
     t = "tensor<?xf32>" if dynamic else f"tensor<{size}xf32>"
     parts = ["module {"]
     for g, want in enumerate(expected):
         names = [f"g{g}_v{k}" for k in range(variants)]
         kernels = "".join(_kernel(n, 10.0**g * (k + 1), dynamic, size) for k, n in enumerate(names))
-        attrs = _lenient("" if want is None else f"{{expected = @{names[want]}}}")
+        named = [] if want is None else [f"expected = @{names[want]}"]
+        if workloads:
+            named.append(f"workloads = [{', '.join(f'[{n}]' for n in workloads)}]")
+        attrs = _lenient(f"{{{', '.join(named)}}}" if named else "")
         parts.append(
             f"  flow.executable private @e{g} {{\n{_exports(names, dynamic)}\n"
             f"    autotune.group @add variants([{', '.join('@' + n for n in names)}]) {attrs}\n"

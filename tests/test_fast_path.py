@@ -191,15 +191,18 @@ def test_calls_run_the_committed_choices_on_either_path(vmfb, tmp_path, choices)
             np.testing.assert_array_equal(module.run(x), x + tags(choices))
 
 
-def test_a_function_computing_its_dynamic_keys_from_its_arguments_has_a_fast_path():
-    """Online sites with a dynamic workload key: the entry block computes the key again
-    (the argument's length) and takes the straight copy when each site's committed keys
-    hold it, committed to the expected variant."""
-    lowered = lower_to_iree(tagged_chain_module([1, 2, 0], dynamic=True), "online", locations=False)
+@pytest.mark.parametrize("policy", ["online", "explicit"])
+def test_a_function_computing_its_dynamic_keys_from_its_arguments_has_a_fast_path(policy):
+    """Sites with a dynamic workload key: the entry block computes the key again (the
+    argument's length) and takes the straight copy when each online site's committed keys
+    hold it, committed to the expected variant, or each explicit site's stored choice for
+    it is the expected variant."""
+    text = tagged_chain_module([1, 2, 0], dynamic=True, workloads=[SIZE])
+    lowered = lower_to_iree(text, policy, locations=False)
     entry, fast, _ = _blocks(function_text(lowered, "run"))
     assert "tensor.dim %arg0" in entry and "cf.cond_br" in entry and "flow.dispatch" not in entry
-    for g in range(3):  # every committed slot of every site is read
-        assert all(f"g{g}.add.s0.dyn{j}.w0" in entry for j in range(4))
+    for g in range(3):  # every committed slot of every online site is read
+        assert all((f"g{g}.add.s0.dyn{j}.w0" in entry) == (policy == "online") for j in range(4))
     assert "util.call @run__autotune_expected" in fast
     copy = function_text(lowered, "run__autotune_expected")
     dispatched = [
@@ -249,3 +252,20 @@ def test_dynamic_calls_run_the_committed_choices_on_either_path(dynamic_vmfb, tm
             got = module.run(x)
             if n in lengths:
                 np.testing.assert_array_equal(got, x + tags(choices))
+
+
+@pytest.mark.parametrize("choices", [[1, 2, 0], [1, 0, 0]])
+def test_dynamic_explicit_calls_run_the_set_choices_on_either_path(choices):
+    """An explicit chain over `tensor<?xf32>` whose groups name two lengths: set to the
+    expected variants (the fast path) or not, calls at either length give the set
+    variants' tags; at another length, the references'."""
+    lengths = [SIZE, 3 * SIZE]
+    text = tagged_chain_module([1, 2, 0], dynamic=True, workloads=lengths)
+    with load(compile(text, policy="explicit"), device="local-sync", cache=False) as module:
+        for group in module.groups.values():
+            variant = group.variants[choices[int(group.container[1:])]]
+            module.function(group.setter)(variant)
+        for n in (*lengths, 5 * SIZE, *reversed(lengths)):
+            x = np.arange(n, dtype=np.float32)
+            want = choices if n in lengths else [0, 0, 0]
+            np.testing.assert_array_equal(module.run(x), x + tags(want))
