@@ -25,6 +25,10 @@ or init site when its stored choice for the key is that variant. Without this, t
 committed sites of a dynamic model each ended an execution region: MobileNetV2 with a
 dynamic batch, 38 online sites committed to their expected variants, took 1.34-1.39x the
 time of its static build on a 2-core `local-task`; 1.02x with it.
+
+Sites whose choice differs from the expected one (another device, another machine load,
+a variant set by hand) run as before through the lowered function: the fast path is an
+optimization of the common case, the decisions are the runtime's.
 """
 
 from __future__ import annotations
