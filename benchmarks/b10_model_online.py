@@ -210,7 +210,7 @@ def _chain(settings: Settings) -> dict:
             warnings.simplefilter("ignore")
             for name, module in modules.items():
                 if name.startswith("online"):
-                    settle_chain(module, x)
+                    _settle_chain(module, x)
             modules["explicit"].tune()
             chosen = modules["explicit, expected"]  # set to the expected variants: fast path
             for group in chosen.groups.values():
@@ -228,7 +228,7 @@ def _chain(settings: Settings) -> dict:
     return result
 
 
-def settle_chain(module, x: np.ndarray) -> dict:
+def _settle_chain(module, x: np.ndarray) -> dict:
     """Call a chain's online module until every group has decided; its decisions."""
     import warnings
 
@@ -251,7 +251,7 @@ def _chain_builds(settings: Settings, x: np.ndarray, dynamic: bool) -> dict[str,
     if not dynamic:
         builds["explicit"] = compile_module(text, "explicit")
     with load_module(builds["online"]) as online:
-        decisions = settle_chain(online, x)
+        decisions = _settle_chain(online, x)
     rows = [{"group": g, "workload": list(k), "variant": v} for (g, k), v in decisions.items()]
     expected = {
         int(g.split("::")[0][1:]): int(v.rsplit("_v", 1)[1]) for (g, _), v in decisions.items()

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, cf
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects import cf
+from xdsl.dialects.builtin import i32
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -45,6 +45,7 @@ from autotune_dialect import util
 from autotune_dialect.interop import op_name
 from autotune_dialect.mlir_text import parse_attribute_text
 from lowering.emitter import Emitter, locate_arguments
+from lowering.exploration import committed_choice
 from lowering.groups import Site, generated_location, in_initializer, results_unused
 from lowering.policies import stored_variant
 from lowering.state import LoweringState
@@ -59,6 +60,9 @@ class FastPath:
     function: util.FuncOp
     sites: list[Site]
     fast: util.FuncOp
+    key_ops: dict[Operation, list[Operation]]
+    """Per site with a dynamic key (by its op), the ops of the function's first block that
+    compute that key (`_key_computation`), to be computed again at the new entry."""
 
 
 def _function_of(op: Operation) -> Operation | None:
@@ -104,16 +108,28 @@ def _key_computation(key: list[SSAValue], block: Block) -> list[Operation] | Non
     return ops if all(computed(value) for value in key) else None
 
 
-def _takes_fast_path(site: Site, entry: Block) -> bool:
+def _takes_fast_path(site: Site) -> bool:
+    """Whether a site may take part (its key aside: `_key_computation`)."""
     group = site.group
-    known_key = site.static_key is not None or _key_computation(site.key, entry) is not None
     return (
         group.policy in _POLICIES
         and group.expected_index is not None
-        and known_key
         and not in_initializer(site.op)
         and not results_unused(site.op)
     )
+
+
+def _key_ops(sites: list[Site], entry: Block) -> dict[Operation, list[Operation]] | None:
+    """Per site with a dynamic key (by its op), the ops of `entry` computing it
+    (`_key_computation`); None when one of them is computed otherwise."""
+    found = {}
+    for site in sites:
+        if site.static_key is None:
+            ops = _key_computation(site.key, entry)
+            if ops is None:
+                return None
+            found[site.op] = ops
+    return found
 
 
 def plan_fast_paths(state: LoweringState, sites: list[Site]) -> list[FastPath]:
@@ -127,7 +143,10 @@ def plan_fast_paths(state: LoweringState, sites: list[Site]) -> list[FastPath]:
     plans = []
     for function, own in by_function.items():
         entry = function.body.first_block
-        if entry is None or not all(_takes_fast_path(s, entry) for s in own):
+        if entry is None or not all(_takes_fast_path(s) for s in own):
+            continue
+        key_ops = _key_ops(own, entry)
+        if key_ops is None:
             continue
         assert isinstance(function, util.FuncOp)
         copy = function.clone()
@@ -146,7 +165,7 @@ def plan_fast_paths(state: LoweringState, sites: list[Site]) -> list[FastPath]:
             copy.body.detach_block(block)
             fast.body.add_block(block)
         fast.location = generated_location(name, own[0].group)
-        plans.append(FastPath(function, own, fast))
+        plans.append(FastPath(function, own, fast, key_ops))
     return plans
 
 
@@ -175,19 +194,22 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
         conditions = []
         for site in plan.sites:
             group = site.group
-            expected = group.expected_index
-            assert expected is not None
-            static = site.static_key is not None
-            key = site.key if static else _key_again(em, site, lowered, again)
-            if group.policy == Policy.ONLINE and not static:
-                slots = state.site_slots[site.op]
-                conditions.append(_committed_to(em, key, expected, slots))
+            expected = em.i32(group.expected_index)  # type: ignore[arg-type]
+            key = site.key
+            if site.static_key is None:
+                key = _computed_again(em, plan.key_ops[site.op], key, again)
+            slots = state.site_slots.get(site.op, [])
+            if group.policy == Policy.ONLINE and site.static_key is None:
+                # the key committed, in one of the site's slots, to the expected variant
+                held = [em.to_i64(value) for value in key]
+                choice, hit = committed_choice(em, site, held, slots)
+                conditions.append(em.all_of([hit, em.cmp("eq", choice, expected)]))
                 continue
-            if group.policy == Policy.ONLINE:
-                choice = em.value(util.GlobalLoadOp(state.site_slots[site.op][0][0], i32))
+            if group.policy == Policy.ONLINE:  # its one slot: the key's committed choice
+                choice = em.value(util.GlobalLoadOp(slots[0][0], i32))
             else:  # the key's stored choice; unset (negative) runs the reference
                 choice = stored_variant(state, em, site, key)
-            conditions.append(em.cmp("eq", choice, em.i32(expected)))
+            conditions.append(em.cmp("eq", choice, expected))
         em.add(
             cf.ConditionalBranchOp(
                 em.all_of(conditions), fast, list(entry.args), lowered, list(entry.args)
@@ -201,36 +223,16 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
         state.exports.append(plan.fast)
 
 
-def _key_again(
-    em: Emitter, site: Site, block: Block, again: dict[SSAValue, SSAValue]
+def _computed_again(
+    em: Emitter, ops: list[Operation], values: list[SSAValue], again: dict[SSAValue, SSAValue]
 ) -> list[SSAValue]:
-    """A dynamic site's key computed again at the entry, from the lowered body's first
-    `block` (`again`: its values and their copies so far, extended with the new ones)."""
-    ops = _key_computation(site.key, block)
-    assert ops is not None  # checked when the fast path was planned
+    """`values`, computed by `ops` of the lowered body's first block, computed again at the
+    entry (`again`: that block's values and their copies so far, extended with the new
+    ones)."""
     for op in ops:
         if op.results and op.results[0] in again:
             continue
         copy = op.clone(value_mapper=again)
         em.add(copy)
         again.update(zip(op.results, copy.results, strict=True))
-    return [again[value] for value in site.key]
-
-
-def _committed_to(
-    em: Emitter, key: list[SSAValue], expected: int, slots: list[tuple[str, list[str]]]
-) -> SSAValue:
-    """Whether one of a dynamic online site's committed keys (`slots`) is `key`,
-    committed to its `expected` variant."""
-    key = [em.to_i64(value) for value in key]
-    variant = em.i32(expected)
-    hits = []
-    for choice_name, key_names in slots:
-        choice = em.value(util.GlobalLoadOp(choice_name, i32))
-        held = [em.value(util.GlobalLoadOp(name, i64)) for name in key_names]
-        same = [em.cmp("eq", h, k) for h, k in zip(held, key, strict=True)]
-        hits.append(em.all_of([em.cmp("eq", choice, variant), *same]))
-    hit = hits[0]
-    for other in hits[1:]:
-        hit = em.binary(arith.OrIOp, hit, other)
-    return hit
+    return [again[value] for value in values]
