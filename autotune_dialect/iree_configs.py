@@ -19,8 +19,9 @@ from iree.compiler.dialects import iree_gpu
 
 from autotune_dialect.iree_ir import iree_context
 
-ROOT_OP_WORDS = ("matmul", "matvec", "vecmat", "conv", "pooling", "contract", "dot")
-"""Named linalg ops that are a kernel's root (they have reduction loops)."""
+ROOT_OP_WORDS = ("matmul", "matvec", "vecmat", "conv", "pooling", "contract", "dot", "attention")
+"""Named linalg ops that are a kernel's root (they have reduction loops; IREE's
+`attention`, which has no iterator types, too: a transpose fused after it is not)."""
 
 ROOT_MARK = "autotune.root"
 """A unit attribute on the op of a kernel that IREE configures, where it is not the one

@@ -226,14 +226,18 @@ def at_flow_phase(bench: BenchModule, flags: Sequence[str]) -> BenchModule | str
 
 
 def root_loop_count(bench: BenchModule) -> int | None:
-    """How many loops the root op of the dispatch's kernel has (None: not a linalg op
-    with iterator types)."""
+    """How many loops the root op of the dispatch's kernel has: its iterator types, or
+    the dimensions of its indexing maps (IREE's `attention` has no iterator types); None
+    for an op with neither."""
     from autotune_dialect.iree_ir import iree_context
 
     with iree_context():
         root = _kernel_root(ir.Module.parse(bench.text), bench.kernel)
         if "iterator_types" in root.attributes:
             return len(ir.ArrayAttr(root.attributes["iterator_types"]))
+        if "indexing_maps" in root.attributes:
+            maps = ir.ArrayAttr(root.attributes["indexing_maps"])
+            return ir.AffineMapAttr(maps[0]).value.n_dims if len(maps) else None
         return None
 
 

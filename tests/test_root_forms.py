@@ -1,6 +1,7 @@
 """The op IREE configures, in the form IREE configures it: a convolution at batch 1 (its
 unit dimension folded at the flow phase, expanded again by IREE's code generation) and a
-softmax (decomposed by IREE's code generation) are tuned, and the tiles of the candidate
+softmax (decomposed by IREE's code generation) and an attention (IREE's own op, which
+code generation makes an online attention) are tuned, and the tiles of the candidate
 kept are the ones IREE builds the module with."""
 
 from __future__ import annotations
@@ -38,6 +39,24 @@ SOFTMAX = """func.func @softmax(%x: tensor<4x64x128xf32>) -> tensor<4x64x128xf32
   %empty = tensor.empty() : tensor<4x64x128xf32>
   %y = linalg.softmax dimension(2) ins(%x : tensor<4x64x128xf32>) outs(%empty : tensor<4x64x128xf32>) -> tensor<4x64x128xf32>
   return %y : tensor<4x64x128xf32>
+}
+"""
+
+ATTENTION = """func.func @attention(%q: tensor<2x64x32xf32>, %k: tensor<64x2x32xf32>, %v: tensor<2x64x32xf32>) -> tensor<64x2x32xf32> {
+  %scale = arith.constant 0.125 : f32
+  %empty = tensor.empty() : tensor<2x64x32xf32>
+  %a = iree_linalg_ext.attention <indexing_maps = [affine_map<(b, m, n, k1, k2) -> (b, m, k1)>, affine_map<(b, m, n, k1, k2) -> (k2, b, k1)>, affine_map<(b, m, n, k1, k2) -> (b, k2, n)>, affine_map<(b, m, n, k1, k2) -> ()>, affine_map<(b, m, n, k1, k2) -> (b, m, n)>]>
+      ins(%q, %k, %v, %scale : tensor<2x64x32xf32>, tensor<64x2x32xf32>, tensor<2x64x32xf32>, f32) outs(%empty : tensor<2x64x32xf32>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<2x64x32xf32>
+  %t = tensor.empty() : tensor<64x2x32xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d0, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<2x64x32xf32>) outs(%t : tensor<64x2x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<64x2x32xf32>
+  return %y : tensor<64x2x32xf32>
 }
 """
 
@@ -129,6 +148,25 @@ def test_a_softmax_is_tuned_at_the_op_iree_configures_after_decomposing_it():
     with load(tuned.vmfb, device="local-sync", cache=False) as module:
         got = module.function("softmax")(x)
     np.testing.assert_allclose(got, e / e.sum(axis=2, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_an_attention_is_tuned_at_the_attention_not_at_the_transpose_fused_after_it():
+    """torch's scaled_dot_product_attention becomes IREE's `attention` op, often with a
+    transpose of its result in the same dispatch: the attention (5 loops, no iterator
+    types) is the root, not the transpose (3 loops), which made the dispatch skipped."""
+    config, flow, tuned = tune_and_check_tiles(ATTENTION)
+    assert "_attention_" in config.export
+    assert root_loop_count(BenchModule(flow, config.export, (), 1)) == 5
+
+    rng = np.random.default_rng(3)
+    q, v = (rng.standard_normal((2, 64, 32)).astype(np.float32) for _ in range(2))
+    k = rng.standard_normal((64, 2, 32)).astype(np.float32)
+    scores = np.einsum("bmk,nbk->bmn", q, k) * 0.125
+    p = np.exp(scores - scores.max(axis=2, keepdims=True))
+    want = np.einsum("bmn,bnd->bmd", p / p.sum(axis=2, keepdims=True), v).transpose(1, 0, 2)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        got = module.function("attention")(q, k, v)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 def test_a_kernel_whose_configured_op_is_not_found_is_skipped_with_the_reason():

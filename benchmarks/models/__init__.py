@@ -30,6 +30,7 @@ REAL = (
     "gpt2_onnx",
     "squeezenet_onnx",
     "mobilenet_turbine",
+    "whisper_turbine",
 )
 """The real models of the tests' corpus (`tests/data/models/export.py` made them)."""
 

@@ -16,6 +16,9 @@ written next to this file exactly as its frontend emitted it:
 - `bert_torch_dynamic.mlir`: transformers' `BertModel` (torch) with its batch and sequence
   length dynamic (`torch.export.Dim`), `iree.turbine.aot.export(...)`: token ids
   `?x?xi64` in, `?x?x128xf32` out.
+- `whisper_turbine.mlir`: transformers' `WhisperModel` (torch) encoder, two layers of width
+  128, on 40 mel bins x 128 frames, `iree.turbine.aot.export(...)`: its attention is
+  `scaled_dot_product_attention`, which IREE makes one `iree_linalg_ext.attention` dispatch.
 
 Run with the pinned frontends of `requirements.txt`:
     /tmp/export/bin/python tests/data/models/export.py [NAME ...]
@@ -202,6 +205,37 @@ def bert_torch_dynamic() -> str:
     return str(exported.mlir_module)
 
 
+def whisper_turbine() -> str:
+    import torch
+    from iree.turbine import aot
+    from transformers import WhisperConfig, WhisperModel
+
+    torch.manual_seed(SEED)
+    config = WhisperConfig(
+        d_model=128,
+        encoder_layers=2,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=256,
+        decoder_ffn_dim=256,
+        num_mel_bins=40,
+        max_source_positions=64,
+    )
+
+    class Encoder(torch.nn.Module):
+        def __init__(self, encoder: torch.nn.Module):
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, features):
+            return self.encoder(features).last_hidden_state
+
+    encoder = WhisperModel(config).get_encoder().eval()
+    exported = aot.export(Encoder(encoder), torch.zeros((1, 40, 128)))
+    return str(exported.mlir_module)
+
+
 MODELS = {
     f.__name__: f
     for f in (
@@ -214,6 +248,7 @@ MODELS = {
         mobilenet_turbine,
         mobilenet_turbine_dynamic,
         bert_torch_dynamic,
+        whisper_turbine,
     )
 }
 
