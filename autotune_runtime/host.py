@@ -11,7 +11,8 @@ import numpy as np
 
 from autotune_contracts import interface
 from autotune_runtime.compare import warm_up
-from autotune_runtime.tuner import GroupInfo, Tuner
+from autotune_runtime.key_state import GroupInfo
+from autotune_runtime.tuner import Tuner
 
 
 def _reflected(module: rt.VmModule, key: str) -> dict[str, str]:

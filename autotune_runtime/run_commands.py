@@ -14,13 +14,15 @@ from autotune_contracts import interface
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import write_atomically
 from autotune_contracts.policy import Policy
+from autotune_contracts.workloads import Key
 from autotune_runtime.cli_common import (
     command,
     console,
     load_module,
 )
+from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.report import workload_text
-from autotune_runtime.tuner import GroupInfo, Key, Tuner
+from autotune_runtime.tuner import Tuner
 from autotune_runtime.values import (
     Input,
     InputError,

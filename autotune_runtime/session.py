@@ -14,11 +14,13 @@ import numpy as np
 from autotune_contracts import interface
 from autotune_contracts.policy import Policy
 from autotune_contracts.stop_rule import RULE_OPTIONS, StopRule
+from autotune_contracts.workloads import Key
 from autotune_runtime.cache import TuningCache
 from autotune_runtime.devices import CACHING_ALLOCATOR, open_device
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
-from autotune_runtime.tuner import GroupInfo, Key, Tuner, TuningWarning
+from autotune_runtime.key_state import GroupInfo
+from autotune_runtime.tuner import Tuner, TuningWarning
 
 CacheArg = TuningCache | str | Path | bool | None
 

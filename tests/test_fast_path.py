@@ -15,8 +15,9 @@ from autotune_dialect import parse_module
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_runtime import load
 from autotune_runtime.cache import Entry
+from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.stats import StopRule, VariantStats, tie_break
-from autotune_runtime.tuner import GroupInfo, Tuner
+from autotune_runtime.tuner import Tuner
 from lowering.autotune_to_iree import lower_to_iree
 from lowering.driver import compile
 

@@ -13,7 +13,7 @@ from modules import tagged_module
 
 from autotune_contracts.interface import qualified_group_name, split_group_name
 from autotune_runtime import TuningCache, load
-from autotune_runtime.tuner import GroupInfo
+from autotune_runtime.key_state import GroupInfo
 from lowering.driver import compile
 
 # --- the explicit policy: setter, getter, decisions, cached decisions ------------------------

@@ -14,8 +14,9 @@ from modules import tagged_module
 
 from autotune_runtime import StopRule, load
 from autotune_runtime import stats as stats_module
+from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.stats import VariantStats, next_or_winner
-from autotune_runtime.tuner import GroupInfo, Tuner, TuningWarning
+from autotune_runtime.tuner import Tuner, TuningWarning
 from lowering.driver import compile
 
 

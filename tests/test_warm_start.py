@@ -11,10 +11,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from autotune_contracts.workloads import key_distance
 from autotune_runtime import StopRule, TuningCache, load
 from autotune_runtime.fingerprint import DeviceFingerprint
+from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.stats import VariantStats, next_or_winner
-from autotune_runtime.tuner import GroupInfo, Tuner, key_distance
+from autotune_runtime.tuner import Tuner
 from lowering.driver import compile
 from tests.modules import tagged_module
 
@@ -150,13 +152,13 @@ def test_looking_for_a_warm_start_reads_each_decision_once(monkeypatch):
     statistics of a decided key are summarized once, when it is decided."""
     tuner = Tuner(group())
     summarized = Counter()
-    original = tuner._note_decided
+    original = tuner.warm.note_decided
 
     def note(gid, key, state):
         summarized[key] += 1
         original(gid, key, state)
 
-    monkeypatch.setattr(tuner, "_note_decided", note)
+    monkeypatch.setattr(tuner.warm, "note_decided", note)
     sizes = [int(n) for n in np.geomspace(100, 3000, 12)]
     for n in sizes:
         tune_key(tuner, n, CROSSING)
