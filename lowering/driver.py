@@ -339,11 +339,12 @@ def compiler_error(log: str, context: _Context) -> CompilerError | None:
 def model_error(log: str, model: str, filename: str) -> CompilerError | None:
     """The first error of iree-compile's log for a model it read from its input stream
     (`<stdin>`), at its place in the model's file `filename`, with the source line."""
-    renamed = _STDIN_PLACE.sub(lambda _: filename, log)
+    renamed = _STDIN_PLACE.sub(lambda m: f'"{filename}"' if m[1] else filename, log)
     return compiler_error(renamed, _Context(model, model, filename))
 
 
-_STDIN_PLACE = re.compile(re.escape(_STDIN) + r"(?=:\d+:\d+)")
+_STDIN_PLACE = re.compile(r'(")?' + re.escape(_STDIN) + r'(?(1)")(?=:\d+:\d+)')
+"""`<stdin>:L:C`, and `"<stdin>":L:C` where a message prints an op with its location."""
 
 
 def _place(

@@ -76,6 +76,13 @@ def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
     assert (tmp_path / "tune.png").read_bytes()[:4] == b"\x89PNG"
 
 
+UNKNOWN_TORCH_OP = """func.func @main(%x: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
+  %0 = torch.operator "torch.aten.not_an_op"(%x) : (!torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
+  return %0 : !torch.vtensor<[4],f32>
+}
+"""
+
+
 def test_cli_errors_name_what_is_wrong(tmp_path):
     model = tmp_path / "dynamic.mlir"
     model.write_text(DYNAMIC)
@@ -116,6 +123,13 @@ def test_cli_errors_name_what_is_wrong(tmp_path):
         cli("tune-model", broken, "-o", out),
         f"{broken}:2:12: error: expected ':'\n  return %y\n           ^\n",
     )
+    # an op IREE cannot build (as torch's LSTM through iree-turbine): IREE's message at
+    # the op's place in the file, the op's own printed location named so too
+    unknown = tmp_path / "unknown_op.mlir"
+    unknown.write_text(UNKNOWN_TORCH_OP)
+    result = cli("tune-model", unknown, "-o", out)
+    assert_error(result, f"{unknown}:2:8: error: failed to legalize operation 'torch.operator'")
+    assert f'loc("{unknown}":2:8)' in result.stderr and "<stdin>" not in result.stderr
     empty = tmp_path / "empty.mlir"
     empty.write_text("")
     assert_error(
