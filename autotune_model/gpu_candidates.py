@@ -14,6 +14,13 @@ IREE 3.13 builds CUDA matmuls and convolutions with its `TileAndFuse` pipeline. 
   or not (`promote_operands`);
 - the software pipelining depth of shared-memory loads (`prefetch_num_stages`).
 
+An attention (`iree_linalg_ext.attention`) is built with the `VectorDistribute` pipeline,
+its config a `workgroup` tile and a `partial_reduction` tile (of the keys' loop, `K2`),
+its threads laid out by a decomposition config that IREE derives again when a candidate's
+configuration is given: each of those tiles is halved and doubled (a `partial_reduction`
+larger than the keys' loop is refused at build time, "Padding OnlineAttention without
+existing mask is not yet supported", and dropped).
+
 Candidates come from each kind in turn, so that a small limit tries several. What IREE
 refuses to build is dropped when it is compiled, as for llvm-cpu (3.13 refuses wmma in
 `TileAndFuse` for a 512x768x1024 f16 matmul: "'tensor.expand_shape' op expected dimension
@@ -58,7 +65,9 @@ def gpu_candidates(config: DispatchConfig) -> Iterator[GpuCandidate]:
     lists = tile_lists(config.lowering_config)
     kinds: list[Iterable[GpuCandidate]] = [
         _reduction(config, lists),
+        _partial_reduction(config, lists),
         _threads(config, lists),
+        _workgroup(config, lists),
         _subgroups(config, lists),
         _stages(config),
         _staging(config),
@@ -85,6 +94,35 @@ def _reduction(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[
                 new[axis] = int(tile * factor)
                 if new[axis] >= 1:
                     yield _same(config, _name("k", new), {"reduction": new})
+
+
+def _partial_reduction(
+    config: DispatchConfig, lists: dict[str, list[int]]
+) -> Iterator[GpuCandidate]:
+    """An attention's tile of the keys' loop, halved and doubled."""
+    tiles = lists.get("partial_reduction", [])
+    for axis, tile in enumerate(tiles):
+        if tile > 0:
+            for factor in (0.5, 2):
+                new = list(tiles)
+                new[axis] = int(tile * factor)
+                if new[axis] >= 1:
+                    yield _same(config, _name("kv", new), {"partial_reduction": new})
+
+
+def _workgroup(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:
+    """An attention's workgroup tiles above 1, halved and doubled (no thread or subgroup
+    tile goes with them: the decomposition config that lays out the threads is derived
+    again)."""
+    if "partial_reduction" not in lists or "thread" in lists or "subgroup" in lists:
+        return
+    workgroup = lists.get("workgroup", [])
+    for axis, tile in enumerate(workgroup):
+        if tile > 1:
+            for factor in (0.5, 2):
+                new = list(workgroup)
+                new[axis] = int(tile * factor)
+                yield _same(config, _name("w", new), {"workgroup": new})
 
 
 def _threads(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:

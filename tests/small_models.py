@@ -94,3 +94,24 @@ BIASED = f"""func.func @biased(%x: tensor<4x64xf32>) -> tensor<4x8xf32> {{
 """A matmul plus bias whose weights are `dense_resource` blobs, as iree-turbine writes
 them: IREE hoists the weight into a global and moves the small bias into the dispatch's
 kernel."""
+
+
+# IREE's attention op (what torch's scaled_dot_product_attention becomes), its result
+# transposed after it in the same dispatch.
+ATTENTION = """func.func @attention(%q: tensor<2x64x32xf32>, %k: tensor<64x2x32xf32>, %v: tensor<2x64x32xf32>) -> tensor<64x2x32xf32> {
+  %scale = arith.constant 0.125 : f32
+  %empty = tensor.empty() : tensor<2x64x32xf32>
+  %a = iree_linalg_ext.attention <indexing_maps = [affine_map<(b, m, n, k1, k2) -> (b, m, k1)>, affine_map<(b, m, n, k1, k2) -> (k2, b, k1)>, affine_map<(b, m, n, k1, k2) -> (b, k2, n)>, affine_map<(b, m, n, k1, k2) -> ()>, affine_map<(b, m, n, k1, k2) -> (b, m, n)>]>
+      ins(%q, %k, %v, %scale : tensor<2x64x32xf32>, tensor<64x2x32xf32>, tensor<2x64x32xf32>, f32) outs(%empty : tensor<2x64x32xf32>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<2x64x32xf32>
+  %t = tensor.empty() : tensor<64x2x32xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d0, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<2x64x32xf32>) outs(%t : tensor<64x2x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<64x2x32xf32>
+  return %y : tensor<64x2x32xf32>
+}
+"""

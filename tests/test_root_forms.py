@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from small_models import ATTENTION
 
 from autotune_dialect.iree_configs import tile_lists
 from autotune_model import TuneOptions, tune_model
@@ -39,24 +40,6 @@ SOFTMAX = """func.func @softmax(%x: tensor<4x64x128xf32>) -> tensor<4x64x128xf32
   %empty = tensor.empty() : tensor<4x64x128xf32>
   %y = linalg.softmax dimension(2) ins(%x : tensor<4x64x128xf32>) outs(%empty : tensor<4x64x128xf32>) -> tensor<4x64x128xf32>
   return %y : tensor<4x64x128xf32>
-}
-"""
-
-ATTENTION = """func.func @attention(%q: tensor<2x64x32xf32>, %k: tensor<64x2x32xf32>, %v: tensor<2x64x32xf32>) -> tensor<64x2x32xf32> {
-  %scale = arith.constant 0.125 : f32
-  %empty = tensor.empty() : tensor<2x64x32xf32>
-  %a = iree_linalg_ext.attention <indexing_maps = [affine_map<(b, m, n, k1, k2) -> (b, m, k1)>, affine_map<(b, m, n, k1, k2) -> (k2, b, k1)>, affine_map<(b, m, n, k1, k2) -> (b, k2, n)>, affine_map<(b, m, n, k1, k2) -> ()>, affine_map<(b, m, n, k1, k2) -> (b, m, n)>]>
-      ins(%q, %k, %v, %scale : tensor<2x64x32xf32>, tensor<64x2x32xf32>, tensor<2x64x32xf32>, f32) outs(%empty : tensor<2x64x32xf32>) {
-  ^bb0(%s: f32):
-    iree_linalg_ext.yield %s : f32
-  } -> tensor<2x64x32xf32>
-  %t = tensor.empty() : tensor<64x2x32xf32>
-  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d0, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%a : tensor<2x64x32xf32>) outs(%t : tensor<64x2x32xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    linalg.yield %in : f32
-  } -> tensor<64x2x32xf32>
-  return %y : tensor<64x2x32xf32>
 }
 """
 

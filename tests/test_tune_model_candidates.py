@@ -13,6 +13,7 @@ import zlib
 
 import numpy as np
 from small_models import (
+    ATTENTION,
     MLP,
     SMALL,
     assert_close,
@@ -436,5 +437,32 @@ def test_tensor_core_candidates_build_for_sm_80_without_a_gpu():
     built = [name for name, fate in fates.items() if fate not in FAILED]
     assert {"direct", "p0"} <= set(built), fates
     assert [n for n in built if n.startswith("s")], fates
+    for name in dispatch.kept:
+        assert f"@{dispatch.export}__{name}" in tuned.lowered
+
+
+def test_attention_candidates_build_for_sm_80_without_a_gpu():
+    """An attention (IREE's `VectorDistribute` pipeline on CUDA) gets candidates: its
+    keys' tile (`partial_reduction`) and its workgroup tile halved and doubled; those IREE
+    builds are kept for the run time to choose among, the others fail at build time."""
+    configs = default_configs(
+        flow_phase(ATTENTION, "cuda", "sm_80", "attention.mlir"), "cuda", "sm_80"
+    )
+    (config,) = configs.values()
+    assert "partial_reduction" in config.lowering_config
+    found = candidates(config, limit=8)[1:]
+    default = tile_lists(config.lowering_config)
+    for candidate in found:
+        lists = tile_lists(candidate.compilation_info)
+        changed = {k for k in default if lists.get(k) != default[k]}
+        assert len(changed) == 1 and changed <= {"partial_reduction", "workgroup"}, changed
+    assert {"partial_reduction", "workgroup"} <= {
+        k for c in found for k, v in tile_lists(c.compilation_info).items() if v != default[k]
+    }
+    options = TuneOptions(target="cuda", arch="sm_80", candidates=8, top_k=8)
+    tuned = tune_model(ATTENTION, options, filename="attention.mlir")
+    (dispatch,) = tuned.report.dispatches
+    built = [c.name for c in dispatch.candidates if c.fate not in FAILED and c.name != "default"]
+    assert built and set(built) <= {c.name for c in found}, dispatch.candidates
     for name in dispatch.kept:
         assert f"@{dispatch.export}__{name}" in tuned.lowered
