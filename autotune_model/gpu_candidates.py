@@ -85,29 +85,29 @@ def _same(config: DispatchConfig, name: str, lists: dict[str, list[int]]) -> Gpu
     return GpuCandidate(name, with_lists(config.lowering_config, lists), config.translation_info)
 
 
-def _reduction(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:
-    reduction = lists.get("reduction", [])
-    for axis, tile in enumerate(reduction):
-        if tile > 0:
+def _scaled(
+    config: DispatchConfig, lists: dict[str, list[int]], name: str, prefix: str, above: int = 0
+) -> Iterator[GpuCandidate]:
+    """Each tile of the list `name` above `above`, halved and doubled (never below 1)."""
+    tiles = lists.get(name, [])
+    for axis, tile in enumerate(tiles):
+        if tile > above:
             for factor in (0.5, 2):
-                new = list(reduction)
+                new = list(tiles)
                 new[axis] = int(tile * factor)
                 if new[axis] >= 1:
-                    yield _same(config, _name("k", new), {"reduction": new})
+                    yield _same(config, _name(prefix, new), {name: new})
+
+
+def _reduction(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:
+    return _scaled(config, lists, "reduction", "k")
 
 
 def _partial_reduction(
     config: DispatchConfig, lists: dict[str, list[int]]
 ) -> Iterator[GpuCandidate]:
     """An attention's tile of the keys' loop, halved and doubled."""
-    tiles = lists.get("partial_reduction", [])
-    for axis, tile in enumerate(tiles):
-        if tile > 0:
-            for factor in (0.5, 2):
-                new = list(tiles)
-                new[axis] = int(tile * factor)
-                if new[axis] >= 1:
-                    yield _same(config, _name("kv", new), {"partial_reduction": new})
+    return _scaled(config, lists, "partial_reduction", "kv")
 
 
 def _workgroup(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:
@@ -115,14 +115,8 @@ def _workgroup(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[
     tile goes with them: the decomposition config that lays out the threads is derived
     again)."""
     if "partial_reduction" not in lists or "thread" in lists or "subgroup" in lists:
-        return
-    workgroup = lists.get("workgroup", [])
-    for axis, tile in enumerate(workgroup):
-        if tile > 1:
-            for factor in (0.5, 2):
-                new = list(workgroup)
-                new[axis] = int(tile * factor)
-                yield _same(config, _name("w", new), {"workgroup": new})
+        return iter(())
+    return _scaled(config, lists, "workgroup", "w", above=1)
 
 
 def _threads(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:
