@@ -81,18 +81,16 @@ class GroupInfo:
 
 @dataclass(frozen=True)
 class WarmStart:
-    """Where a new key starts: the nearest decided key, its winner and the variants that
-    run to confirm it."""
+    """What a key learned from the group's other keys (`warm_start.py`): the likely
+    winner, where its bound came from, and the variants still contending."""
 
     neighbour: Key
+    """The key whose time gave the likely winner's high bound."""
     winner: int
     contenders: tuple[int, ...]
-    ratios: tuple[float, ...]
-    """Each variant's low estimate over the winner's median, at the neighbour."""
-    growth: float
-    """How much those ratios may have shrunk from there to here."""
-    rank: tuple = ()
-    """How near the neighbour is (`WarmStarts.look`): a nearer one replaces it."""
+    informative: bool
+    """Whether the bounds ruled a variant out (then a confirmation takes
+    `confirm_samples` per contender, else the key is explored with the group's rule)."""
 
 
 @dataclass
@@ -109,18 +107,22 @@ class KeyState:
     prior: WarmStart | None = None
     """The warm start of this key (None: it explores every variant)."""
     confirmation_failed: bool = False
-    """The neighbour's winner was not the best here: every variant is explored."""
+    """The likely winner was not the best here: the contenders are explored with the
+    group's rule."""
     bounds: dict[int, float] = field(default_factory=dict)
-    """Low estimates of the variants ruled out by a warm start's growth bound."""
+    """Low bounds of the variants that the other keys' times ruled out here."""
     tie: dict | None = None
     """At the commit, the tie band and the variants within it of the fastest, whose
     tie-break chose the winner (None when no other variant was within it)."""
     adopted: bool = False
     """The decision is another process's, committed to the tuning cache first while this
     one explored (`from_cache` is then set too)."""
-    decisions_seen: int = -1
-    """How many of the group's decided keys a warm start was looked for among (-1: not
-    looked for yet; the tuning cache's neighbours are read at the first look)."""
+    guess: int | None = None
+    """The variant run first at this key while it explores without a warm start that
+    rules any variant out (`WarmStarts.guess`, taken at the key's first call)."""
+    seen_version: int = -1
+    """The group's `WarmStarts.version` at the key's last look (-1: not looked yet; the
+    tuning cache's neighbours are read at the first look)."""
 
     def summaries(self, names: tuple[str, ...] = ()) -> list[dict]:
         """Per-variant statistics: those the cached decision was made on, if it came

@@ -185,6 +185,7 @@ def next_or_winner(
     variants: list[VariantStats],
     first: int | Sequence[int] = 0,
     incumbent: int | None = None,
+    lead: int | None = None,
 ) -> tuple[int | None, int | None]:
     """Apply the stop rule: (variant to run next, None) or (None, winner). Among variants
     with equally few runs, `first` (the reference; or the first of a preference order,
@@ -192,8 +193,10 @@ def next_or_winner(
     order is the tie-break's (`tie_break`). The `incumbent` (a group's expected variant)
     is eliminated only when it is slower than the leader by more than the rule's
     `incumbent_band` (at least its tie band), and wins whenever the rule commits while it
-    is not eliminated."""
-    lead = first if isinstance(first, int) else first[0]
+    is not eliminated. `lead`, when given, runs first instead of `first` (the exploration
+    order only: the tie-break keeps `first`)."""
+    if lead is None:
+        lead = first if isinstance(first, int) else first[0]
     _drop_far(rule, variants, incumbent)
     active = [i for i, v in enumerate(variants) if not v.eliminated]
     if not active:

@@ -15,8 +15,8 @@ fails is reported by `fail_in_flight` and the variant is excluded.
 Parameters come from, in increasing precedence: `StopRule` defaults, the options given at
 load, and the group's own attributes (`warmup`, `min_samples`, `max_samples`, `confidence`).
 
-Warm start (`warm_start.py`): a new workload key of a group with a workload starts from
-the winner of the nearest key already decided.
+Warm start (`warm_start.py`): a workload key of a group with a workload learns from the
+times its variants took at the group's other keys.
 """
 
 from __future__ import annotations
@@ -101,7 +101,6 @@ class Tuner:
                 state.from_cache = True
                 state.cached_stats = entry.stats.get("variants")
                 state.tie = _tie_of(entry.stats)
-                self.warm.note_decided(gid, key, state)
             self.states[(gid, key)] = state
         return self.states[(gid, key)]
 
@@ -115,20 +114,21 @@ class Tuner:
         state = self.state(gid, key)
         if state.decision is not None:
             return state.decision, True, False
-        reference = self.groups[gid].reference
+        group = self.groups[gid]
         variant, winner = None, None
-        if not state.confirmation_failed and state.decisions_seen != self.warm.decisions(gid):
-            # a key still exploring takes up a warm start once a neighbour is decided, and
-            # a nearer one's when that is decided in turn
-            if self.warm.applies(self.groups[gid]):
-                self.warm.look(gid, key, state)
-        if state.prior is not None and not state.confirmation_failed:
+        if self.warm.applies(group):
+            if not any(v.runs for v in state.variants):
+                state.guess = self.warm.guess(gid, key)
+            self.warm.look(gid, key, state)
+        prior = state.prior
+        if prior is not None and prior.informative and not state.confirmation_failed:
             variant, winner = self.warm.confirm(gid, state)
         if variant is None and winner is None:
-            group = self.groups[gid]
             variant, winner = next_or_winner(
-                self.rule_for(gid), state.variants, group.preference, group.expected
+                self.rule_for(gid), state.variants, group.preference, group.expected, state.guess
             )
+        if self.warm.applies(group):
+            self.warm.observe_dropped(gid, key, state)
         if winner is not None:
             self._commit(gid, key, state, winner)
             assert state.decision is not None
@@ -136,7 +136,8 @@ class Tuner:
         state.explored_calls += 1
         assert variant is not None
         self.in_flight = (gid, key, variant)
-        return variant, False, variant != reference and not self._validated(gid, key, variant)
+        validate = variant != group.reference and not self._validated(gid, key, variant)
+        return variant, False, validate
 
     def _validated(self, gid: int, key: Key, variant: int) -> bool:
         """Whether `variant` agreed with the reference at this key, or at another key of
@@ -160,7 +161,10 @@ class Tuner:
         if 0 <= variant < len(state.variants):
             warmup = self._warmup(gid, key, state, variant)
             self.first_key.setdefault((gid, variant), key)
-            state.variants[variant].add(elapsed_ns, warmup)
+            stats = state.variants[variant]
+            stats.add(elapsed_ns, warmup)
+            if stats.runs > warmup:
+                self.warm.observe(gid, key, variant, float(elapsed_ns))
         if self.observer is not None:
             self.observer(gid, key)
 
@@ -302,7 +306,6 @@ class Tuner:
                 state.cached_stats = stored.stats.get("variants")
                 state.tie = _tie_of(stored.stats)
         state.decision = winner
-        self.warm.note_decided(gid, key, state)
         if self.observer is not None:
             self.observer(gid, key)
 

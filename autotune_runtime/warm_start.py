@@ -1,49 +1,78 @@
-"""Warm start: a new workload key of a group with a workload starts from the winner of the
-nearest key already decided, in this process or in the tuning cache (same device, module
-and group).
+"""Warm start: a workload key of a group with a workload learns from what its variants
+took at the group's other keys, in this process or in the tuning cache (same device,
+module and group): which variant runs first, which variants cannot win there, and how
+few samples confirm the likely winner.
 
+What is known of the other keys: each variant's fastest timed sample at each key it ran
+at (`observe`; a decided key of the cache gives each variant's fastest sample there).
 Distance between keys of one group: the sum over the workload's dimensions of
-|log2(a) - log2(b)| (sizes compare by ratio; ties go to the smaller key). The new key first
-runs a confirmation: the stop rule over the contenders, the variants that a growth bound does
-not rule out (and the reference, for the `explicit` and `init` policies, whose checks need
-its results). The bound: if a kernel's time never shrinks as a size grows and grows at most
-like the cube of each size (`GROWTH_EXPONENT`, as a matmul's), the ratio of two variants'
-times changes by at most 2 ** (3 * distance) between two keys; a variant slower than the
-neighbour's winner there by more than that (on a low estimate of its time, `low_ns`) cannot
-be faster here. The confirmation takes `confirm_samples` (default 1) timed samples of each
-contender, not `min_samples`, where the bound rules at least one variant out: the
-neighbour's ranking is then the prior (a neighbour so far that every variant stays a
-contender tells nothing: its winner is confirmed on `min_samples`). If the neighbour's
-winner wins among the contenders, it is committed without running the others; otherwise
-the key is explored in full with the group's rule, keeping the samples taken (a variant
-the confirmation eliminated on its few samples runs again). A key
-still exploring when a neighbour gets decided takes up the warm start then, keeping its
-samples (a variant it has already timed at or below the neighbour's winner stays a
-contender), and a nearer neighbour's when that one is decided later, while its
-confirmation has not failed (keys explored side by side otherwise all kept the first
-decision's warm start, however far). Off for a group with `warm_start = false`, or for
-all with the load option `warm_start=False`.
+|log2(a) - log2(b)| (sizes compare by ratio).
+
+Bounds. A kernel's time is assumed never to shrink as a size grows, and to grow at most
+like the cube of each size (`GROWTH_EXPONENT`, as a matmul's). So a time t of a variant at
+a key n bounds its time at a key k from below by t / 2 ** (3 * down) and from above by
+t * 2 ** (3 * up), where down is how far n lies above k (the sum over the dimensions where
+n is larger) and up how far k lies above n. At a key between two measured ones the time
+is so held between its neighbours' (the one below bounds it from below, the one above
+from above), with no growth allowance at all. A variant whose low bound at k exceeds the
+lowest high bound there, by more than the rule's indifference, cannot win at k and is
+ruled out: it never runs there (`KeyState.bounds` keeps its low bound, for reports and
+for later keys). The bounds are taken from the nearest measured keys on each side of k
+(two each, per variant) in a one-dimensional workload, from every measured key in a wider
+one; they are taken again whenever a time changed, however far exploring keys are from
+being decided.
+
+Confirmation: the variant with the lowest high bound (the likely winner) runs first, and
+where the bounds ruled at least one variant out, the stop rule over the remaining
+contenders takes `confirm_samples` (default 1) timed samples each, not `min_samples`: if
+the likely winner wins among them, it is committed without more; otherwise the key is
+explored with the group's rule over the contenders, keeping the samples taken. Where the
+bounds rule nothing out the key is explored with the group's rule, the likely winner
+first. The reference stays a contender of `explicit` and `init` groups (their checks need
+its results). Off for a group with `warm_start = false`, or for all with the load option
+`warm_start=False`; a key measured nowhere else then runs the reference first.
+
+The first call at a new key (before any bound rules a variant out) runs `guess`: the
+variant whose time, interpolated between its measured neighbours, is lowest.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from typing import NamedTuple
 
 from autotune_contracts.policy import Policy
-from autotune_contracts.workloads import Key, key_distance
+from autotune_contracts.workloads import Key
 from autotune_runtime.cache import CacheKey, TuningCache
 from autotune_runtime.key_state import GroupInfo, KeyState, WarmStart
-from autotune_runtime.stats import StopRule, next_or_winner
+from autotune_runtime.stats import StopRule, cold_penalty, evidence, next_or_winner
 
 GROWTH_EXPONENT = 3
 """Warm start assumes a kernel's time grows with each size at most like its cube (as a
-matmul's does) and never shrinks as a size grows."""
+matmul's does) and never shrinks as a size grows, until its group shows less."""
+SLOPE_MARGIN = 1.5
+"""The growth exponent learned from a group: this times the steepest growth seen."""
+SLOPE_SPAN = (1.0, 3.0)
+"""Distances (octaves) between two keys whose times a growth is learned from."""
+NEAREST = 2
+"""Measured keys taken on each side of a key, per variant, in a one-dimensional workload."""
+
+
+class Point(NamedTuple):
+    """What is known of a variant's time at one key: bounds from below and above, and
+    whether they are its fastest timed sample (else they come from warm-up runs)."""
+
+    low: float
+    high: float
+    timed: bool
 
 
 class WarmStarts:
-    """The decided keys of every group, and the warm starts of new keys taken from them."""
+    """What each variant of every group took at the keys it ran at, and the bounds,
+    guesses and confirmations that new keys take from it."""
 
     def __init__(
         self,
@@ -58,128 +87,221 @@ class WarmStarts:
         self.cache = cache
         self.cache_key = cache_key
         self.enabled = enabled
-        self.decided_keys: dict[int, dict[Key, tuple[int, list[float]]]] = {}
-        """Per group, the decided keys this process knows (committed here or read from
-        the cache): the winner and a low estimate of every variant's time there (see
-        `look`), kept at the decision so that looking for a warm start costs a pass over
-        them, not their statistics recomputed. A warm start is looked for again when
-        their number changes."""
+        self.points: dict[int, list[dict[Key, Point]]] = {}
+        """Per group and variant, what is known of its time at each key it ran at."""
+        self._sizes: dict[int, list[list[tuple[float, Key]]]] = {}
+        """Per group of a one-dimensional workload and variant, the keys of `points` by
+        log2 size (sorted): the nearest on each side are found by bisection."""
+        self.slopes: dict[int, float] = {}
+        """Per group of a one-dimensional workload, the steepest growth of a variant's
+        time seen between two of its keys `SLOPE_SPAN` apart (log time over log size)."""
+        self.version: dict[int, int] = {}
+        """Per group, how many times a fastest sample changed: a key looks again when it
+        has."""
         self._confirmation_rules: dict[int, StopRule] = {}
 
-    def decisions(self, gid: int) -> int:
-        """How many decided keys of the group this process knows."""
-        return len(self.decided_keys.get(gid, ()))
-
     def applies(self, group: GroupInfo) -> bool:
-        """Whether new keys of `group` start warm."""
+        """Whether keys of `group` learn from each other."""
         return (
             self.enabled and group.workload_arity > 0 and bool(group.params.get("warm_start", True))
         )
 
-    def note_decided(self, gid: int, key: Key, state: KeyState) -> None:
-        """Keep a decided key's winner and low estimates, for the keys near it."""
-        assert state.decision is not None
-        names = self.groups[gid].variants
-        lows = _low_estimates(names, state.summaries(names), state.decision)
-        self.decided_keys.setdefault(gid, {})[key] = (state.decision, lows)
+    def observe(self, gid: int, key: Key, variant: int, elapsed_ns: float) -> None:
+        """A timed sample of a variant at a key."""
+        if not 0.0 < elapsed_ns < math.inf:
+            return
+        before = self._points(gid, variant).get(key)
+        if before is not None and before.timed and elapsed_ns >= before.high:
+            return
+        self._put(gid, key, variant, Point(elapsed_ns, elapsed_ns, True))
+
+    def observe_dropped(self, gid: int, key: Key, state: KeyState) -> None:
+        """The variants of a key eliminated on their warm-up runs alone (early drop): a
+        low bound (`stats.evidence`) and a high one (a cold run is never faster than a
+        warm one), so that keys near it need not run them either."""
+        penalty = cold_penalty(state.variants)
+        for variant, stats in enumerate(state.variants):
+            if not stats.eliminated or stats.samples or not stats.cold or stats.failed:
+                continue
+            if key in self._points(gid, variant):
+                continue
+            low = evidence(stats, penalty)
+            if low is not None and low > 0.0:
+                self._put(gid, key, variant, Point(low, stats.cold_minimum, False))
+
+    def _points(self, gid: int, variant: int) -> dict[Key, Point]:
+        group = self.groups[gid]
+        return self.points.setdefault(gid, [{} for _ in group.variants])[variant]
+
+    def _put(self, gid: int, key: Key, variant: int, point: Point) -> None:
+        seen = self._points(gid, variant)
+        new = key not in seen
+        seen[key] = point
+        self.version[gid] = self.version.get(gid, 0) + 1
+        if len(key) == 1:
+            group = self.groups[gid]
+            sizes = self._sizes.setdefault(gid, [[] for _ in group.variants])[variant]
+            if new:
+                bisect.insort(sizes, (_log_size(key), key))
+            if point.timed:
+                self._learn_slope(gid, key, seen, sizes)
+
+    def _learn_slope(
+        self, gid: int, key: Key, seen: dict[Key, Point], sizes: list[tuple[float, Key]]
+    ) -> None:
+        """Take the growth between a variant's new time at `key` and its times at the
+        keys `SLOPE_SPAN` away into the group's steepest."""
+        here, near, far = _log_size(key), *SLOPE_SPAN
+        steepest = self.slopes.get(gid, 0.0)
+        for lo, hi in ((here - far, here - near), (here + near, here + far)):
+            start = bisect.bisect_left(sizes, (lo,))
+            for size, other in sizes[start : bisect.bisect_right(sizes, (hi, (math.inf,)))]:
+                if not seen[other].timed:
+                    continue
+                small, large = (other, key) if size < here else (key, other)
+                growth = math.log2(seen[large].high / seen[small].high) / abs(here - size)
+                steepest = max(steepest, growth)
+        self.slopes[gid] = steepest
+
+    def exponent(self, gid: int) -> float:
+        """The growth exponent of the bounds: `SLOPE_MARGIN` times the group's steepest
+        growth seen (at least 1: linear), `GROWTH_EXPONENT` at most and before any."""
+        if gid not in self.slopes or self.slopes[gid] <= 0.0:
+            return float(GROWTH_EXPONENT)
+        return min(float(GROWTH_EXPONENT), max(1.0, SLOPE_MARGIN * self.slopes[gid]))
 
     def _read_cached_neighbours(self, gid: int, key: Key) -> None:
-        """Learn the group's decided keys that the tuning cache holds near `key` (another
-        process's, or an earlier run's)."""
+        """Observe the fastest samples of the group's decided keys that the tuning cache
+        holds (another process's, or an earlier run's)."""
         if self.cache is None:
             return
         names = self.groups[gid].variants
-        known = self.decided_keys.setdefault(gid, {})
         for entry in self.cache.neighbours(self.cache_key(gid, key)):
             other = entry.key.workload
-            if entry.variant in names and len(other) == len(key) and other not in known:
-                winner = names.index(entry.variant)
-                known[other] = (winner, _low_estimates(names, entry.stats.get("variants"), winner))
+            if len(other) != len(key) or other == key:
+                continue
+            for variant, point in _cached_points(names, entry.stats.get("variants")):
+                known = self._points(gid, variant).get(other)
+                if known is None or (point.timed and not known.timed):
+                    self._put(gid, other, variant, point)
+
+    def guess(self, gid: int, key: Key) -> int | None:
+        """The variant likely fastest at a key not measured yet, to run first there: each
+        variant's time interpolated (log size, log time) between its fastest samples at
+        the nearest keys below and above, or extrapolated from one side with the slope of
+        the two nearest there (linear in the size when one is known). None before any
+        variant was timed. Only the order of exploration follows it."""
+        best, chosen = math.inf, None
+        for variant, seen in enumerate(self.points.get(gid, ())):
+            near = [(k, p.high) for k, p in self._near(gid, variant, key, seen) if p.timed]
+            predicted = _predict(near, key)
+            if predicted < best:
+                best, chosen = predicted, variant
+        return chosen
 
     def look(self, gid: int, key: Key, state: KeyState) -> None:
-        """Take up the warm start of the nearest decided key, or of a nearer one decided
-        since the last look (keeping the samples taken). Only the keys decided since then
-        are compared, so a look costs what is new, not every decided key again."""
-        if state.decisions_seen < 0:
+        """Take the bounds at `key` again if any time changed since the last look: rule
+        out the variants that cannot win (eliminated, their low bound kept) and set the
+        key's warm start (the likely winner and the contenders)."""
+        if state.seen_version < 0:
             self._read_cached_neighbours(gid, key)
-            state.decisions_seen = 0
-        decided = self.decided_keys.get(gid, {})
-        keys = list(decided)[state.decisions_seen :]
-        state.decisions_seen = len(decided)
-        best = state.prior.rank if state.prior is not None else None
-        nearest = None
-        for other in keys:
-            if other == key:
-                continue
-            winner, lows = decided[other]
-            # the nearest decided key whose winner was timed there (one committed at once
-            # by a warm start of its own has no time to scale the others' estimates by)
-            rank = (not 0.0 < lows[winner] < math.inf, key_distance(other, key), other)
-            if best is None or rank < best:
-                best, nearest = rank, other
-        if nearest is not None:
-            state.prior = self._warm_start(gid, key, state, nearest, best)
-
-    def _warm_start(
-        self, gid: int, key: Key, state: KeyState, neighbour: Key, rank: tuple
-    ) -> WarmStart:
-        """The warm start from a decided key: its winner, and the contenders: the variants
-        that the growth bound does not rule out (see the module docstring)."""
-        winner, lows = self.decided_keys[gid][neighbour]
-        growth = 2.0 ** (GROWTH_EXPONENT * key_distance(neighbour, key))
+        version = self.version.get(gid, 0)
+        if version == state.seen_version:
+            return
+        state.seen_version = version
+        lows, highs, sources = self._bounds(gid, key)
+        # the likely winner: lowest high bound among the variants neither ruled out nor
+        # failed (one the stop rule eliminated here fails the confirmation)
+        usable = [
+            i
+            for i, v in enumerate(state.variants)
+            if i not in state.bounds and not (v.failed or v.rejected)
+        ]
+        if not usable or all(highs[i] == math.inf for i in usable):
+            return
+        winner = min(usable, key=lambda i: (highs[i], i))
+        live = [i for i in usable if not state.variants[i].eliminated]
+        limit = highs[winner] * (1.0 + self.rule_for(gid).indifference)
         group = self.groups[gid]
-        if 0.0 < lows[winner] < math.inf:
-            ratios = tuple(low / lows[winner] for low in lows)
-            contenders = {i for i, r in enumerate(ratios) if r <= growth} | {winner}
-        else:
-            ratios = tuple(1.0 for _ in lows)
-            contenders = set(range(len(group.variants)))
-        # what this key measured before the neighbour was decided outweighs the bound
-        here = state.variants
-        contenders.update(
-            i for i, v in enumerate(here) if v.samples and v.minimum <= here[winner].median
-        )
+        keep = {winner}
         if group.policy in (Policy.EXPLICIT, Policy.INIT):
-            contenders.add(group.reference)
-        return WarmStart(neighbour, winner, tuple(sorted(contenders)), ratios, growth, rank)
+            keep.add(group.reference)
+        for i in live:
+            if i not in keep and lows[i] > limit and not state.variants[i].samples:
+                state.variants[i].eliminated = True
+                state.bounds[i] = lows[i]
+        contenders = tuple(i for i, v in enumerate(state.variants) if not v.eliminated)
+        informative = bool(state.bounds)
+        state.prior = WarmStart(sources[winner], winner, contenders, informative)
+
+    def _bounds(self, gid: int, key: Key) -> tuple[list[float], list[float], list[Key]]:
+        """Per variant, its low and high bound at `key` (0 and inf where nothing is
+        known) and the key its high bound came from."""
+        lows, highs, sources = [], [], []
+        exponent = self.exponent(gid)
+        for variant, seen in enumerate(self.points.get(gid, ())):
+            low, high, source = 0.0, math.inf, key
+            for other, point in self._near(gid, variant, key, seen):
+                up, down = _climb(other, key)
+                low = max(low, point.low / 2.0 ** (exponent * down))
+                bound = point.high * 2.0 ** (exponent * up)
+                if bound < high:
+                    high, source = bound, other
+            lows.append(low)
+            highs.append(high)
+            sources.append(source)
+        if not lows:
+            count = len(self.groups[gid].variants)
+            return [0.0] * count, [math.inf] * count, [key] * count
+        return lows, highs, sources
+
+    def _near(
+        self, gid: int, variant: int, key: Key, seen: dict[Key, Point]
+    ) -> list[tuple[Key, Point]]:
+        """The measured keys of a variant that bound it at `key` (not `key` itself): the
+        `NEAREST` on each side in a one-dimensional workload, else all."""
+        if len(key) != 1:
+            return [(k, t) for k, t in seen.items() if k != key]
+        sizes = self._sizes.get(gid, [[]] * (variant + 1))[variant]
+        at = bisect.bisect_left(sizes, (_log_size(key), key))
+        below = sizes[max(at - NEAREST, 0) : at]
+        after = at + 1 if at < len(sizes) and sizes[at][1] == key else at
+        above = sizes[after : after + NEAREST]
+        return [(k, seen[k]) for _, k in (*below, *above)]
 
     def confirm(self, gid: int, state: KeyState) -> tuple[int | None, int | None]:
         """Confirmation of a warm start: the stop rule over the contenders. (variant to
-        run, None); or (None, winner) when the neighbour's winner wins; or (None, None)
-        when another contender does (every variant is then explored)."""
+        run, None); or (None, winner) when the likely winner wins (or is the only
+        contender left); or (None, None) when another contender does (the key is then
+        explored with the group's rule)."""
         prior = state.prior
         assert prior is not None
-        if prior.contenders == (prior.winner,) and not any(v.runs for v in state.variants):
-            # the bound rules every other variant out: the neighbour's winner, at once
-            for i, v in enumerate(state.variants):
-                v.eliminated = i != prior.winner
+        contenders = [i for i in prior.contenders if not state.variants[i].eliminated]
+        if contenders == [prior.winner] and prior.informative:
             return None, prior.winner
-        stats = [state.variants[i] for i in prior.contenders]
-        first = prior.contenders.index(prior.winner)
-        # a neighbour whose bound rules no variant out tells nothing of this key: its
-        # winner is confirmed on `min_samples`, as an exploration from scratch would be
-        informative = len(prior.contenders) < len(state.variants)
-        rule = self.confirmation_rule(gid) if informative else self.rule_for(gid)
+        if prior.winner not in contenders:
+            state.confirmation_failed = True
+            return None, None
+        stats = [state.variants[i] for i in contenders]
+        first = contenders.index(prior.winner)
+        # bounds that rule nothing out tell nothing of this key: the likely winner is
+        # confirmed on `min_samples`, as an exploration from scratch would be
+        rule = self.confirmation_rule(gid) if prior.informative else self.rule_for(gid)
         variant, winner = next_or_winner(rule, stats, first)
         if winner is None:
             assert variant is not None
-            return prior.contenders[variant], None
-        if prior.contenders[winner] == prior.winner and not stats[winner].eliminated:
-            time_here = state.variants[prior.winner].median
-            for i, v in enumerate(state.variants):
-                if i not in prior.contenders:
-                    v.eliminated = True  # ruled out by the growth bound
-                    state.bounds[i] = time_here * prior.ratios[i] / prior.growth
+            return contenders[variant], None
+        if contenders[winner] == prior.winner and not stats[winner].eliminated:
             return None, prior.winner
         state.confirmation_failed = True
-        for v in stats:  # explored in full now: eliminated by the full rule only
+        for v in stats:  # explored now with the full rule: eliminated by it only
             v.eliminated = v.failed or v.rejected
         return None, None
 
     def confirmation_rule(self, gid: int) -> StopRule:
         """The stop rule of a warm start's confirmation: the group's, with
-        `confirm_samples` timed samples per contender (the neighbour's ranking is the
-        prior: one sample each tells whether it still holds)."""
+        `confirm_samples` timed samples per contender (the bounds are the prior: one
+        sample each tells whether the likely winner holds)."""
         rule = self._confirmation_rules.get(gid)
         if rule is None:
             full = self.rule_for(gid)
@@ -189,23 +311,66 @@ class WarmStarts:
         return rule
 
 
-def _low_estimates(variants: tuple[str, ...], stats: object, winner: int) -> list[float]:
-    """Per variant, from its statistics at a decided key (`KeyState.summaries`, or a cache
-    entry's): `low_ns` where recorded, else the median (the winner's: its median); inf
-    where neither is known."""
-    lows = {}
-    if isinstance(stats, list):
-        for item in stats:
-            if not isinstance(item, dict):
-                continue
-            order = (
-                ("median_ns",)
-                if item.get("variant") == variants[winner]
-                else ("low_ns", "median_ns")
-            )
-            for field_name in order:
-                value = item.get(field_name)
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    lows[item.get("variant")] = float(value)
-                    break
-    return [lows.get(name, math.inf) for name in variants]
+def _climb(other: Key, key: Key) -> tuple[float, float]:
+    """How far `key` lies above `other` (the sum of log2 ratios over the dimensions where
+    it is larger) and how far below it (where it is smaller)."""
+    up = down = 0.0
+    for a, b in zip(other, key, strict=True):
+        step = math.log2(max(b, 1)) - math.log2(max(a, 1))
+        if step > 0:
+            up += step
+        else:
+            down -= step
+    return up, down
+
+
+def _predict(near: list[tuple[Key, float]], key: Key) -> float:
+    """A variant's time at `key` from its fastest samples at the keys `near` it
+    (`WarmStarts.guess`); inf when it has none."""
+    if not near:
+        return math.inf
+    size = _log_size(key)
+    points = sorted((_log_size(k), math.log2(t)) for k, t in near)
+    below = [p for p in points if p[0] <= size]
+    above = [p for p in points if p[0] > size]
+    if below and above:
+        (s0, t0), (s1, t1) = below[-1], above[0]
+        return 2.0 ** (t0 + (t1 - t0) * (size - s0) / (s1 - s0))
+    side = below[-2:] if below else above[:2]
+    slope = 1.0
+    if len(side) == 2 and side[1][0] > side[0][0]:
+        slope = min(max((side[1][1] - side[0][1]) / (side[1][0] - side[0][0]), 0.0), 3.0)
+    s0, t0 = side[-1] if below else side[0]
+    return 2.0 ** (t0 + slope * (size - s0))
+
+
+def _log_size(key: Key) -> float:
+    """A key's size: the sum of its values' log2 (values below 1 count as 1)."""
+    return sum(math.log2(max(v, 1)) for v in key)
+
+
+def _cached_points(variants: tuple[str, ...], stats: object) -> list[tuple[int, Point]]:
+    """(variant, what is known of its time) from a cache entry's per-variant statistics
+    (`KeyState.summaries`): its fastest timed sample, else its low estimate (`low_ns`),
+    for the variants that have a usable one."""
+    found = []
+    if not isinstance(stats, list):
+        return found
+    for item in stats:
+        if not isinstance(item, dict) or item.get("variant") not in variants:
+            continue
+        variant = variants.index(item["variant"])
+        fastest, low, samples = item.get("min_ns"), item.get("low_ns"), item.get("samples")
+        if _number(fastest) and isinstance(samples, int) and samples > 0:
+            found.append((variant, Point(float(fastest), float(fastest), True)))
+        elif _number(low):
+            found.append((variant, Point(float(low), math.inf, False)))
+    return found
+
+
+def _number(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and 0.0 < float(value) < math.inf
+    )

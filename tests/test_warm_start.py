@@ -71,15 +71,31 @@ def test_a_new_key_starts_from_the_nearest_decided_winner_and_skips_ruled_out_va
     assert sum(runs.values()) < sum(cold_runs.values())
 
 
-def test_the_neighbours_winner_is_not_kept_where_another_variant_is_faster():
+def test_the_likely_winner_is_not_kept_where_another_variant_is_faster():
+    tuner = Tuner(group())
+    for n in (100, 400, 700):
+        assert tune_key(tuner, n, CROSSING)[0] == "a" == best(CROSSING, n)
+    # a's time grew like n from 100 to 400: the bounds allow (800/700)**1.5 = 1.22 more
+    # at 800, where c's time at 700 already exceeds a's bound: c is ruled out; a is the
+    # likely winner, and b beats it on its one confirming sample
+    winner, runs = tune_key(tuner, 800, CROSSING)
+    state = tuner.states[(0, (800,))]
+    assert tuner.warm.exponent(0) == pytest.approx(1.5)
+    assert state.prior is not None and state.prior.informative
+    assert state.prior.winner == VARIANTS.index("a") and state.confirmation_failed
+    assert winner == "b" == best(CROSSING, 800)
+    assert runs["c"] == 0 and runs["b"] >= 3  # explored with the full rule, c still out
+
+
+def test_bounds_that_rule_nothing_out_explore_with_the_full_rule_the_guess_first():
     tuner = Tuner(group())
     tune_key(tuner, 400, CROSSING)
     winner, runs = tune_key(tuner, 1200, CROSSING)
     state = tuner.states[(0, (1200,))]
-    assert state.prior is not None and state.prior.winner == VARIANTS.index("a")
-    assert state.confirmation_failed
+    assert state.prior is not None and not state.prior.informative
+    assert state.guess == VARIANTS.index("a")  # a's time at 400, grown like n, is lowest
     assert winner == "b" == best(CROSSING, 1200)
-    assert runs["c"] == 3  # explored in full after the failed confirmation (warm: ran at 400)
+    assert runs == Counter({"a": 1 + 3, "b": 3, "c": 3})
 
 
 def test_confirm_samples_sets_the_samples_per_contender_of_a_confirmation():
@@ -147,23 +163,25 @@ def test_a_key_still_confirming_takes_up_a_nearer_neighbour_decided_later():
     assert runs["a"] <= 1  # a, 2.1x slower at 2400, is outside the bound there
 
 
-def test_looking_for_a_warm_start_reads_each_decision_once(monkeypatch):
-    """Each exploring key compares only the decisions made since it last looked: the
-    statistics of a decided key are summarized once, when it is decided."""
+def test_a_look_costs_what_is_new_and_the_nearest_keys_only(monkeypatch):
+    """A key takes the bounds again only when a time changed since its last look, and
+    in a one-dimensional workload from the nearest measured keys on each side, however
+    many keys were measured."""
+    import autotune_runtime.warm_start as warm_start
+
     tuner = Tuner(group())
-    summarized = Counter()
-    original = tuner.warm.note_decided
-
-    def note(gid, key, state):
-        summarized[key] += 1
-        original(gid, key, state)
-
-    monkeypatch.setattr(tuner.warm, "note_decided", note)
     sizes = [int(n) for n in np.geomspace(100, 3000, 12)]
     for n in sizes:
         tune_key(tuner, n, CROSSING)
-    assert set(summarized) == {(n,) for n in sizes} and set(summarized.values()) == {1}
-    assert all(tuner.states[(0, (n,))].decisions_seen <= len(sizes) for n in sizes)
+    looks, climbs = Counter(), Counter()
+    bounds, climb = tuner.warm._bounds, warm_start._climb
+    monkeypatch.setattr(tuner.warm, "_bounds", lambda *a: looks.update(["look"]) or bounds(*a))
+    monkeypatch.setattr(warm_start, "_climb", lambda *a: climbs.update(["climb"]) or climb(*a))
+    state = tuner.state(0, (1000,))
+    tuner.warm.look(0, (1000,), state)
+    assert looks["look"] == 1 and 0 < climbs["climb"] <= len(VARIANTS) * 2 * warm_start.NEAREST
+    tuner.warm.look(0, (1000,), state)
+    assert looks["look"] == 1  # nothing changed since
 
 
 def test_a_variant_far_slower_at_a_distant_neighbour_is_still_tried():
@@ -176,8 +194,8 @@ def test_a_variant_far_slower_at_a_distant_neighbour_is_still_tried():
     winner, _ = tune_key(tuner, 20000, HIDDEN)
     state = tuner.states[(0, (20000,))]
     assert state.prior.neighbour == (1000,)  # where a was timed
-    assert [VARIANTS[i] for i in state.prior.contenders] == ["a", "b", "c"]
-    assert state.confirmation_failed
+    assert not state.bounds and not state.prior.informative  # 4.3 octaves: nothing ruled out
+    assert state.variants[VARIANTS.index("c")].samples
     assert winner == "c" == best(HIDDEN, 20000)
 
 
@@ -285,7 +303,8 @@ def test_a_compiled_dynamic_group_warm_starts_unless_told_not_to(tmp_path, attrs
         assert warm is None
     else:
         assert warm["from"] == [1000]
-        assert warm["variant"] == stats[(1000,)]["decision"]
+        fastest = min(stats[(1000,)]["variants"], key=lambda v: v["min_ns"])
+        assert warm["variant"] == fastest["variant"]  # the lowest bound at 1100
 
 
 def test_variants_within_the_indifference_commit_without_sampling_to_the_cap():
@@ -301,7 +320,7 @@ def test_variants_within_the_indifference_commit_without_sampling_to_the_cap():
     [{}, {"variants": "junk"}, {"variants": [{"variant": "a", "median_ns": "fast"}, 7]}],
     ids=["no statistics", "not a list", "bad values"],
 )
-def test_a_neighbour_without_usable_statistics_confirms_against_every_variant(tmp_path, stats):
+def test_a_neighbour_without_usable_statistics_tells_nothing(tmp_path, stats):
     import time
 
     from autotune_runtime.cache import Entry
@@ -312,7 +331,7 @@ def test_a_neighbour_without_usable_statistics_confirms_against_every_variant(tm
     cache.put(Entry(tuner.cache_key(0, (400,)), "a", stats, {}, time.time()))
     winner, runs = tune_key(tuner, 500, CROSSING)
     state = tuner.states[(0, (500,))]
-    assert state.prior.neighbour == (400,) and state.prior.contenders == (0, 1, 2)
+    assert state.prior is None and state.guess is None
     assert winner == "a" == best(CROSSING, 500)
     assert runs["b"] >= 1 and runs["c"] >= 1
     cache.close()
