@@ -96,8 +96,10 @@ class WarmStarts:
         """Per group of a one-dimensional workload, the steepest growth of a variant's
         time seen between two of its keys `SLOPE_SPAN` apart (log time over log size)."""
         self.version: dict[int, int] = {}
-        """Per group, how many times a fastest sample changed: a key looks again when it
+        """Per group, how many times what is known changed: a key looks again when it
         has."""
+        self.last_change: dict[int, Key] = {}
+        """Per group, the key of the last change."""
         self._confirmation_rules: dict[int, StopRule] = {}
 
     def applies(self, group: GroupInfo) -> bool:
@@ -138,6 +140,7 @@ class WarmStarts:
         new = key not in seen
         seen[key] = point
         self.version[gid] = self.version.get(gid, 0) + 1
+        self.last_change[gid] = key
         if len(key) == 1:
             group = self.groups[gid]
             sizes = self._sizes.setdefault(gid, [[] for _ in group.variants])[variant]
@@ -191,10 +194,11 @@ class WarmStarts:
         the nearest keys below and above, or extrapolated from one side with the slope of
         the two nearest there (linear in the size when one is known). None before any
         variant was timed. Only the order of exploration follows it."""
+        size = _log_size(key)
         best, chosen = math.inf, None
         for variant, seen in enumerate(self.points.get(gid, ())):
-            near = [(k, p.high) for k, p in self._near(gid, variant, key, seen) if p.timed]
-            predicted = _predict(near, key)
+            near = [(s, p.high) for _, s, p in self._near(gid, variant, key, size, seen) if p.timed]
+            predicted = _predict(near, size)
             if predicted < best:
                 best, chosen = predicted, variant
         return chosen
@@ -208,7 +212,11 @@ class WarmStarts:
         version = self.version.get(gid, 0)
         if version == state.seen_version:
             return
+        # a key's own times do not bound it: nothing to take again if they alone changed
+        only_here = version == state.seen_version + 1 and self.last_change.get(gid) == key
         state.seen_version = version
+        if only_here:
+            return
         lows, highs, sources = self._bounds(gid, key)
         # the likely winner: lowest high bound among the variants neither ruled out nor
         # failed (one the stop rule eliminated here fails the confirmation)
@@ -239,10 +247,14 @@ class WarmStarts:
         known) and the key its high bound came from."""
         lows, highs, sources = [], [], []
         exponent = self.exponent(gid)
+        size = _log_size(key)
         for variant, seen in enumerate(self.points.get(gid, ())):
             low, high, source = 0.0, math.inf, key
-            for other, point in self._near(gid, variant, key, seen):
-                up, down = _climb(other, key)
+            for other, other_size, point in self._near(gid, variant, key, size, seen):
+                if len(key) == 1:
+                    up, down = max(size - other_size, 0.0), max(other_size - size, 0.0)
+                else:
+                    up, down = _climb(other, key)
                 low = max(low, point.low / 2.0 ** (exponent * down))
                 bound = point.high * 2.0 ** (exponent * up)
                 if bound < high:
@@ -256,18 +268,19 @@ class WarmStarts:
         return lows, highs, sources
 
     def _near(
-        self, gid: int, variant: int, key: Key, seen: dict[Key, Point]
-    ) -> list[tuple[Key, Point]]:
-        """The measured keys of a variant that bound it at `key` (not `key` itself): the
-        `NEAREST` on each side in a one-dimensional workload, else all."""
+        self, gid: int, variant: int, key: Key, size: float, seen: dict[Key, Point]
+    ) -> list[tuple[Key, float, Point]]:
+        """The measured keys of a variant that bound it at `key` (of log size `size`; not
+        `key` itself), with their log sizes: the `NEAREST` on each side in a
+        one-dimensional workload, else all."""
         if len(key) != 1:
-            return [(k, t) for k, t in seen.items() if k != key]
+            return [(k, _log_size(k), p) for k, p in seen.items() if k != key]
         sizes = self._sizes.get(gid, [[]] * (variant + 1))[variant]
-        at = bisect.bisect_left(sizes, (_log_size(key), key))
+        at = bisect.bisect_left(sizes, (size, key))
         below = sizes[max(at - NEAREST, 0) : at]
         after = at + 1 if at < len(sizes) and sizes[at][1] == key else at
         above = sizes[after : after + NEAREST]
-        return [(k, seen[k]) for _, k in (*below, *above)]
+        return [(k, s, seen[k]) for s, k in (*below, *above)]
 
     def confirm(self, gid: int, state: KeyState) -> tuple[int | None, int | None]:
         """Confirmation of a warm start: the stop rule over the contenders. (variant to
@@ -324,13 +337,12 @@ def _climb(other: Key, key: Key) -> tuple[float, float]:
     return up, down
 
 
-def _predict(near: list[tuple[Key, float]], key: Key) -> float:
-    """A variant's time at `key` from its fastest samples at the keys `near` it
-    (`WarmStarts.guess`); inf when it has none."""
+def _predict(near: list[tuple[float, float]], size: float) -> float:
+    """A variant's time at a key of log size `size` from its fastest samples (log size,
+    time) at the keys near it (`WarmStarts.guess`); inf when it has none."""
     if not near:
         return math.inf
-    size = _log_size(key)
-    points = sorted((_log_size(k), math.log2(t)) for k, t in near)
+    points = sorted((s, math.log2(t)) for s, t in near)
     below = [p for p in points if p[0] <= size]
     above = [p for p in points if p[0] > size]
     if below and above:
