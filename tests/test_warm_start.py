@@ -173,13 +173,16 @@ def test_a_look_costs_what_is_new_and_the_nearest_keys_only(monkeypatch):
     sizes = [int(n) for n in np.geomspace(100, 3000, 12)]
     for n in sizes:
         tune_key(tuner, n, CROSSING)
-    looks, climbs = Counter(), Counter()
-    bounds, climb = tuner.warm._bounds, warm_start._climb
+    looks, points = Counter(), []
+    bounds, near = tuner.warm._bounds, tuner.warm._near
     monkeypatch.setattr(tuner.warm, "_bounds", lambda *a: looks.update(["look"]) or bounds(*a))
-    monkeypatch.setattr(warm_start, "_climb", lambda *a: climbs.update(["climb"]) or climb(*a))
+    monkeypatch.setattr(tuner.warm, "_near", lambda *a: points.append(near(*a)) or points[-1])
     state = tuner.state(0, (1000,))
     tuner.warm.look(0, (1000,), state)
-    assert looks["look"] == 1 and 0 < climbs["climb"] <= len(VARIANTS) * 2 * warm_start.NEAREST
+    assert looks["look"] == 1 and len(points) == len(VARIANTS)
+    assert all(0 < len(p) <= 2 * warm_start.NEAREST for p in points)
+    sides = {k[0] < 1000 for k, _, _ in points[0]}
+    assert sides == {True, False}  # both sides of the key
     tuner.warm.look(0, (1000,), state)
     assert looks["look"] == 1  # nothing changed since
 
