@@ -326,7 +326,8 @@ def load(
     `cache`: None for the default tuning cache (`$IREE_AUTOTUNE_CACHE`, else the XDG cache
     dir), a path, a `TuningCache`, or False for none. `options`: stop-rule parameters
     (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`, `indifference`,
-    `tie_band`, `incumbent_band`, `incumbent_samples`, `confirm_samples`), `warm_start`
+    `tie_band`, `incumbent_band`, `incumbent_samples`, `confirm_samples`, `tie_samples`),
+    `warm_start`
     (False: every new workload key is tuned from scratch), `fingerprint` (a
     `DeviceFingerprint` to use instead of the device's own), `tuner_class` and
     `allocator` (IREE's allocator spec; default `devices.CACHING_ALLOCATOR`, which keeps

@@ -19,7 +19,8 @@ leader when no other variant can be more than `indifference` (default 3%) faster
 the same confidence: close variants are not sampled up to `max_samples` for a difference
 that small.
 
-Tie band: whenever the rule commits on medians (indifference, or `max_samples`), the
+Tie band: whenever the rule commits on medians (indifference, `max_samples`, or every
+remaining variant within the band after `tie_samples` samples each, default 10), the
 remaining variants within `tie_band` (default: the indifference) of the lowest median tie,
 and the tie-break picks the reference among them, else the first in variant order: runs
 on one machine then agree unless a variant is faster by more than the band. A group's
@@ -208,8 +209,10 @@ def next_or_winner(
         if len(active) == 1:
             return None, active[0]
         full = rule.max_samples
-        if all(len(variants[i].samples) >= full for i in active) or (
-            not pending and _indifferent(rule, variants, active) is not None
+        if (
+            all(len(variants[i].samples) >= full for i in active)
+            or (not pending and _indifferent(rule, variants, active) is not None)
+            or (not pending and _tied_long(rule, variants, active))
         ):
             # the incumbent stands where the interval test has not shown it slower
             return None, incumbent if incumbent in active else tie_break(
@@ -255,6 +258,14 @@ def _intervals(
         if i != leader
     }
     return leader, upper, lower
+
+
+def _tied_long(rule: StopRule, variants: list[VariantStats], active: list[int]) -> bool:
+    """Whether every active variant has `tie_samples` timed samples and their medians are
+    all within the tie band of the fastest's."""
+    if any(len(variants[i].samples) < rule.tie_samples for i in active):
+        return False
+    return len(tied(rule, variants, active)) == len(active)
 
 
 def _indifferent(rule: StopRule, variants: list[VariantStats], active: list[int]) -> int | None:

@@ -137,7 +137,8 @@ class WarmStarts:
 
     def _put(self, gid: int, key: Key, variant: int, point: Point) -> None:
         seen = self._points(gid, variant)
-        new = key not in seen
+        before = seen.get(key)
+        new = before is None
         seen[key] = point
         self.version[gid] = self.version.get(gid, 0) + 1
         self.last_change[gid] = key
@@ -146,7 +147,7 @@ class WarmStarts:
             sizes = self._sizes.setdefault(gid, [[] for _ in group.variants])[variant]
             if new:
                 bisect.insort(sizes, (_log_size(key), key))
-            if point.timed:
+            if point.timed and (new or not before.timed):  # a key's first time only
                 self._learn_slope(gid, key, seen, sizes)
 
     def _learn_slope(
@@ -245,26 +246,27 @@ class WarmStarts:
     def _bounds(self, gid: int, key: Key) -> tuple[list[float], list[float], list[Key]]:
         """Per variant, its low and high bound at `key` (0 and inf where nothing is
         known) and the key its high bound came from."""
-        lows, highs, sources = [], [], []
+        points = self.points.get(gid)
+        if not points:
+            count = len(self.groups[gid].variants)
+            return [0.0] * count, [math.inf] * count, [key] * count
         exponent = self.exponent(gid)
         size = _log_size(key)
-        for variant, seen in enumerate(self.points.get(gid, ())):
+        lows, highs, sources = [], [], []
+        for variant, seen in enumerate(points):
             low, high, source = 0.0, math.inf, key
             for other, other_size, point in self._near(gid, variant, key, size, seen):
                 if len(key) == 1:
-                    up, down = max(size - other_size, 0.0), max(other_size - size, 0.0)
+                    up, down = size - other_size, other_size - size
                 else:
                     up, down = _climb(other, key)
-                low = max(low, point.low / 2.0 ** (exponent * down))
-                bound = point.high * 2.0 ** (exponent * up)
+                low = max(low, point.low / 2.0 ** (exponent * down) if down > 0.0 else point.low)
+                bound = point.high * 2.0 ** (exponent * up) if up > 0.0 else point.high
                 if bound < high:
                     high, source = bound, other
             lows.append(low)
             highs.append(high)
             sources.append(source)
-        if not lows:
-            count = len(self.groups[gid].variants)
-            return [0.0] * count, [math.inf] * count, [key] * count
         return lows, highs, sources
 
     def _near(
@@ -319,7 +321,7 @@ class WarmStarts:
         if rule is None:
             full = self.rule_for(gid)
             samples = min(full.confirm_samples, full.min_samples)
-            rule = replace(full, min_samples=samples)
+            rule = replace(full, min_samples=samples, max_samples=samples)
             self._confirmation_rules[gid] = rule
         return rule
 

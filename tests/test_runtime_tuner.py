@@ -114,11 +114,13 @@ def test_tuning_work_grows_linearly_with_the_samples(monkeypatch):
     for cap in (300, 3000):
         visited.clear()
         groups = {0: GroupInfo(0, "g", None, ("a", "b", "c"), "explicit")}
-        tuner = Tuner(groups, StopRule(warmup=1, min_samples=3, max_samples=cap, indifference=0))
+        rule = StopRule(warmup=1, min_samples=3, max_samples=cap, indifference=0, tie_samples=cap)
+        tuner = Tuner(groups, rule)
         samples = 0
         while not tuner.select(0, ())[1]:
             variant = tuner.in_flight[2]
-            # the same times for every variant: none is eliminated, all run to the cap
+            # the same times for every variant: none is eliminated, all run to the cap (no
+            # tie before it)
             tuner.record(0, variant, 1000.0 + tuner.states[(0, ())].variants[variant].runs % 7, ())
             samples += 1
         assert samples == 3 * (1 + cap)

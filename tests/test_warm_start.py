@@ -318,6 +318,31 @@ def test_variants_within_the_indifference_commit_without_sampling_to_the_cap():
     assert winner == 0 and runs[0] == 1 + 30  # the plain rule samples them to the cap
 
 
+def test_noisy_variants_within_the_tie_band_tie_after_tie_samples():
+    """Two variants 1.5% apart, each sample off by up to 8%: the interval test cannot tell
+    them apart, and before `tie_samples` both were sampled to `max_samples`."""
+    base = [101.5, 100.0, 150.0]
+    noise = [-0.08, 0.06, -0.02, 0.08, -0.06, 0.0, 0.04, -0.04]
+
+    def tune(rule: StopRule) -> tuple[int, list[int]]:
+        variants = [VariantStats() for _ in base]
+        for _ in range(10_000):
+            nxt, winner = next_or_winner(rule, variants)
+            if winner is not None:
+                return winner, [len(v.samples) for v in variants]
+            k = variants[nxt].runs + nxt
+            variants[nxt].add(base[nxt] * (1.0 + noise[k % len(noise)]), rule.warmup)
+        raise AssertionError("no decision")
+
+    winner, samples = tune(StopRule(warmup=1, min_samples=3, max_samples=30))
+    # the reference, 1.5% slower, is within the tie band: the tie-break picks it
+    assert winner == 0 and samples[:2] == [10, 10]
+    winner, samples = tune(StopRule(warmup=1, min_samples=3, max_samples=30, tie_samples=1000))
+    assert samples[:2] == [30, 30]  # without: both sampled to the cap
+    with pytest.raises(ValueError, match="tie_samples must be >= 1"):
+        StopRule(tie_samples=0)
+
+
 @pytest.mark.parametrize(
     "stats",
     [{}, {"variants": "junk"}, {"variants": [{"variant": "a", "median_ns": "fast"}, 7]}],
