@@ -18,9 +18,10 @@ from above), with no growth allowance at all. A variant whose low bound at k exc
 lowest high bound there, by more than the rule's indifference, cannot win at k and is
 ruled out: it never runs there (`KeyState.bounds` keeps its low bound, for reports and
 for later keys). The bounds are taken from the nearest measured keys on each side of k
-(two each, per variant) in a one-dimensional workload, from every measured key in a wider
-one; they are taken again whenever a time changed, however far exploring keys are from
-being decided.
+(two each, per variant) in a one-dimensional workload, in a wider one from the measured
+keys whose total size (the product of the values) is within 2 ** 4 of k's; they are taken
+again whenever a time changed elsewhere, however far exploring keys are from being
+decided.
 
 Confirmation: the variant with the lowest high bound (the likely winner) runs first, and
 where the bounds ruled at least one variant out, the stop rule over the remaining
@@ -59,6 +60,8 @@ SLOPE_SPAN = (1.0, 3.0)
 """Distances (octaves) between two keys whose times a growth is learned from."""
 NEAREST = 2
 """Measured keys taken on each side of a key, per variant, in a one-dimensional workload."""
+WINDOW = 4.0
+"""In a wider workload, how far (octaves of total size) measured keys are taken from."""
 
 
 class Point(NamedTuple):
@@ -90,8 +93,9 @@ class WarmStarts:
         self.points: dict[int, list[dict[Key, Point]]] = {}
         """Per group and variant, what is known of its time at each key it ran at."""
         self._sizes: dict[int, list[list[tuple[float, Key]]]] = {}
-        """Per group of a one-dimensional workload and variant, the keys of `points` by
-        log2 size (sorted): the nearest on each side are found by bisection."""
+        """Per group and variant, the keys of `points` by log2 size (the sum of their
+        values' log2; sorted): the nearest on each side, or those within `WINDOW`, are
+        found by bisection."""
         self.slopes: dict[int, float] = {}
         """Per group of a one-dimensional workload, the steepest growth of a variant's
         time seen between two of its keys `SLOPE_SPAN` apart (log time over log size)."""
@@ -142,13 +146,12 @@ class WarmStarts:
         seen[key] = point
         self.version[gid] = self.version.get(gid, 0) + 1
         self.last_change[gid] = key
-        if len(key) == 1:
-            group = self.groups[gid]
-            sizes = self._sizes.setdefault(gid, [[] for _ in group.variants])[variant]
-            if new:
-                bisect.insort(sizes, (_log_size(key), key))
-            if point.timed and (new or not before.timed):  # a key's first time only
-                self._learn_slope(gid, key, seen, sizes)
+        group = self.groups[gid]
+        sizes = self._sizes.setdefault(gid, [[] for _ in group.variants])[variant]
+        if new:
+            bisect.insort(sizes, (_log_size(key), key))
+        if len(key) == 1 and point.timed and (new or not before.timed):  # its first time
+            self._learn_slope(gid, key, seen, sizes)
 
     def _learn_slope(
         self, gid: int, key: Key, seen: dict[Key, Point], sizes: list[tuple[float, Key]]
@@ -274,10 +277,13 @@ class WarmStarts:
     ) -> list[tuple[Key, float, Point]]:
         """The measured keys of a variant that bound it at `key` (of log size `size`; not
         `key` itself), with their log sizes: the `NEAREST` on each side in a
-        one-dimensional workload, else all."""
-        if len(key) != 1:
-            return [(k, _log_size(k), p) for k, p in seen.items() if k != key]
+        one-dimensional workload, else those whose log size is within `WINDOW` of it (a
+        key farther bounds little: its growth allowance is at least 2 ** WINDOW)."""
         sizes = self._sizes.get(gid, [[]] * (variant + 1))[variant]
+        if len(key) != 1:
+            start = bisect.bisect_left(sizes, (size - WINDOW,))
+            end = bisect.bisect_right(sizes, (size + WINDOW, (math.inf,)))
+            return [(k, s, seen[k]) for s, k in sizes[start:end] if k != key]
         at = bisect.bisect_left(sizes, (size, key))
         below = sizes[max(at - NEAREST, 0) : at]
         after = at + 1 if at < len(sizes) and sizes[at][1] == key else at

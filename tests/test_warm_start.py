@@ -202,6 +202,33 @@ def test_a_variant_far_slower_at_a_distant_neighbour_is_still_tried():
     assert winner == "c" == best(HIDDEN, 20000)
 
 
+def test_a_two_dimensional_workload_takes_bounds_from_keys_within_its_window():
+    tuner = Tuner({0: GroupInfo(0, "g", None, VARIANTS, "online", workload_arity=2)})
+
+    def tune(n: int, m: int) -> tuple[str, Counter]:
+        runs: Counter = Counter()
+        while True:
+            variant, committed, _ = tuner.select(0, (n, m))
+            if committed:
+                return VARIANTS[variant], runs
+            runs[VARIANTS[variant]] += 1
+            fixed, per = CROSSING[VARIANTS[variant]]
+            tuner.record(0, variant, fixed + per * n * m / 8, (n, m))
+
+    assert tune(400, 8)[0] == "a"
+    # (410, 8): as the one-dimensional 410 next to 400, b and c are ruled out at once
+    winner, runs = tune(410, 8)
+    assert winner == "a" and sum(runs.values()) == 0
+    assert tuner.states[(0, (410, 8))].prior.neighbour == (400, 8)
+    # (200, 16) has the same total size: bounds from (400, 8) grow by 2 ** 3 in each of
+    # its two differing values (64x), ruling nothing out
+    tune(200, 16)
+    assert not tuner.states[(0, (200, 16))].bounds
+    # a key 32x larger in total size is outside every measured key's window: no bound
+    tuner.select(0, (400, 256))
+    assert tuner.states[(0, (400, 256))].prior is None
+
+
 def test_warm_start_from_the_tuning_cache_of_an_earlier_process(tmp_path):
     fingerprint = DeviceFingerprint("local-task", "cpu", "test", "0")
     cache = TuningCache(tmp_path / "c.sqlite")
