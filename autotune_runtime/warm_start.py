@@ -99,11 +99,10 @@ class WarmStarts:
         self.slopes: dict[int, float] = {}
         """Per group of a one-dimensional workload, the steepest growth of a variant's
         time seen between two of its keys `SLOPE_SPAN` apart (log time over log size)."""
-        self.version: dict[int, int] = {}
-        """Per group, how many times what is known changed: a key looks again when it
-        has."""
-        self.last_change: dict[int, Key] = {}
-        """Per group, the key of the last change."""
+        self.changes: dict[int, list[tuple[float, Key]]] = {}
+        """Per group, each change of what is known: the log size and key where a time
+        changed (NaN and () when the growth exponent did). A key looks again when one
+        happened within the reach of its last bounds."""
         self._confirmation_rules: dict[int, StopRule] = {}
 
     def applies(self, group: GroupInfo) -> bool:
@@ -144,8 +143,7 @@ class WarmStarts:
         before = seen.get(key)
         new = before is None
         seen[key] = point
-        self.version[gid] = self.version.get(gid, 0) + 1
-        self.last_change[gid] = key
+        self.changes.setdefault(gid, []).append((_log_size(key), key))
         group = self.groups[gid]
         sizes = self._sizes.setdefault(gid, [[] for _ in group.variants])[variant]
         if new:
@@ -168,7 +166,10 @@ class WarmStarts:
                 small, large = (other, key) if size < here else (key, other)
                 growth = math.log2(seen[large].high / seen[small].high) / abs(here - size)
                 steepest = max(steepest, growth)
+        before = self.exponent(gid)
         self.slopes[gid] = steepest
+        if self.exponent(gid) != before:
+            self.changes.setdefault(gid, []).append((math.nan, ()))
 
     def exponent(self, gid: int) -> float:
         """The growth exponent of the bounds: `SLOPE_MARGIN` times the group's steepest
@@ -213,15 +214,19 @@ class WarmStarts:
         key's warm start (the likely winner and the contenders)."""
         if state.seen_version < 0:
             self._read_cached_neighbours(gid, key)
-        version = self.version.get(gid, 0)
-        if version == state.seen_version:
+            state.seen_version = 0
+        changes = self.changes.get(gid, [])
+        fresh = changes[state.seen_version :]
+        state.seen_version = len(changes)
+        size = _log_size(key)
+        below, above = state.reach
+        # a key's own times do not bound it, nor times beyond the keys its bounds came from
+        if state.prior is not None and not any(
+            other != key and (at != at or size - below <= at <= size + above)  # NaN: exponent
+            for at, other in fresh
+        ):
             return
-        # a key's own times do not bound it: nothing to take again if they alone changed
-        only_here = version == state.seen_version + 1 and self.last_change.get(gid) == key
-        state.seen_version = version
-        if only_here:
-            return
-        lows, highs, sources = self._bounds(gid, key)
+        lows, highs, sources, state.reach = self._bounds(gid, key)
         # the likely winner: lowest high bound among the variants neither ruled out nor
         # failed (one the stop rule eliminated here fails the confirmation)
         usable = [
@@ -246,19 +251,30 @@ class WarmStarts:
         informative = bool(state.bounds)
         state.prior = WarmStart(sources[winner], winner, contenders, informative)
 
-    def _bounds(self, gid: int, key: Key) -> tuple[list[float], list[float], list[Key]]:
+    def _bounds(
+        self, gid: int, key: Key
+    ) -> tuple[list[float], list[float], list[Key], tuple[float, float]]:
         """Per variant, its low and high bound at `key` (0 and inf where nothing is
-        known) and the key its high bound came from."""
+        known) and the key its high bound came from; and the reach of the keys they came
+        from (how far below and above `key`, in log size, a change could tighten them:
+        inf on a side where some variant had fewer than `NEAREST` measured keys)."""
+        count = len(self.groups[gid].variants)
         points = self.points.get(gid)
         if not points:
-            count = len(self.groups[gid].variants)
-            return [0.0] * count, [math.inf] * count, [key] * count
+            return [0.0] * count, [math.inf] * count, [key] * count, (math.inf, math.inf)
         exponent = self.exponent(gid)
         size = _log_size(key)
         lows, highs, sources = [], [], []
+        reach_below = reach_above = 0.0 if len(key) == 1 else WINDOW
         for variant, seen in enumerate(points):
             low, high, source = 0.0, math.inf, key
-            for other, other_size, point in self._near(gid, variant, key, size, seen):
+            near = self._near(gid, variant, key, size, seen)
+            if len(key) == 1:
+                under = [size - s for _, s, _ in near if s < size]
+                over = [s - size for _, s, _ in near if s >= size]
+                reach_below = max(reach_below, max(under) if len(under) == NEAREST else math.inf)
+                reach_above = max(reach_above, max(over) if len(over) == NEAREST else math.inf)
+            for other, other_size, point in near:
                 if len(key) == 1:
                     up, down = size - other_size, other_size - size
                 else:
@@ -270,7 +286,7 @@ class WarmStarts:
             lows.append(low)
             highs.append(high)
             sources.append(source)
-        return lows, highs, sources
+        return lows, highs, sources, (reach_below, reach_above)
 
     def _near(
         self, gid: int, variant: int, key: Key, size: float, seen: dict[Key, Point]

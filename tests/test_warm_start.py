@@ -185,6 +185,12 @@ def test_a_look_costs_what_is_new_and_the_nearest_keys_only(monkeypatch):
     assert sides == {True, False}  # both sides of the key
     tuner.warm.look(0, (1000,), state)
     assert looks["look"] == 1  # nothing changed since
+    tuner.warm.observe(0, (2900,), 0, 1.0)  # beyond the nearest keys on that side
+    tuner.warm.look(0, (1000,), state)
+    assert looks["look"] == 1
+    tuner.warm.observe(0, (1010,), 0, 1.0)  # nearer than them
+    tuner.warm.look(0, (1000,), state)
+    assert looks["look"] == 2
 
 
 def test_a_variant_far_slower_at_a_distant_neighbour_is_still_tried():
