@@ -40,6 +40,7 @@ variant whose time, interpolated between its measured neighbours, is lowest.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import replace
@@ -60,6 +61,9 @@ SLOPE_SPAN = (1.0, 3.0)
 """Distances (octaves) between two keys whose times a growth is learned from."""
 NEAREST = 2
 """Measured keys taken on each side of a key, per variant, in a one-dimensional workload."""
+NEWS = 0.99
+"""A key's fastest time counts as changed (its neighbours look again) when a sample is
+faster than it by more than 1%."""
 WINDOW = 4.0
 """In a wider workload, how far (octaves of total size) measured keys are taken from."""
 
@@ -116,7 +120,7 @@ class WarmStarts:
         if not 0.0 < elapsed_ns < math.inf:
             return
         before = self._points(gid, variant).get(key)
-        if before is not None and before.timed and elapsed_ns >= before.high:
+        if before is not None and before.timed and elapsed_ns >= before.high * NEWS:
             return
         self._put(gid, key, variant, Point(elapsed_ns, elapsed_ns, True))
 
@@ -248,8 +252,9 @@ class WarmStarts:
                 state.variants[i].eliminated = True
                 state.bounds[i] = lows[i]
         contenders = tuple(i for i, v in enumerate(state.variants) if not v.eliminated)
-        informative = bool(state.bounds)
-        state.prior = WarmStart(sources[winner], winner, contenders, informative)
+        prior = WarmStart(sources[winner], winner, contenders, bool(state.bounds))
+        if prior != state.prior:
+            state.prior = prior
 
     def _bounds(
         self, gid: int, key: Key
@@ -380,6 +385,7 @@ def _predict(near: list[tuple[float, float]], size: float) -> float:
     return 2.0 ** (t0 + slope * (size - s0))
 
 
+@functools.lru_cache(maxsize=4096)
 def _log_size(key: Key) -> float:
     """A key's size: the sum of its values' log2 (values below 1 count as 1)."""
     return sum(math.log2(max(v, 1)) for v in key)
