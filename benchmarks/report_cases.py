@@ -223,11 +223,13 @@ def _b8_why(d: dict) -> str:
         f" Missed by {d['over_oracle']['shuffled']['warm'] / 1.10:.2f}x. Why: every size is a "
         f"new workload key; warm start explored {first['explored_calls'] / sizes:.0f} of the "
         f"{d['calls_per_length']} calls per size (first shuffled run; {held} of "
-        f"{first['warm_started']} warm starts confirmed the neighbour's winner), and each "
-        "size's first run is cold and each variant is checked once against the "
+        f"{first['warm_started']} keys that took bounds from the others confirmed the likely "
+        "winner). What is left: each size's first run is cold, and the first sizes run before "
+        "anything is known of the others; each variant is checked once against the "
         "reference variant (the slowest at the large sizes) per size bucket (sizes within "
-        "2x). On the shuffled stream every size starts exploring before any is decided, so "
-        "a warm start arrives after a size has run most of its exploration."
+        "2x), the reference run beside it and both results compared on the host; and every "
+        "exploring call pays the tuner's own work in Python (tens of µs, as much as a call "
+        "at the small sizes)."
         + (
             f" Of the excess over the oracle ({over_ms:.1f} ms), the exploring calls took "
             f"{first['excess_ms']['exploring']:.1f} ms more than the oracle's median call at "
@@ -241,7 +243,8 @@ def _b8_why(d: dict) -> str:
             f" Running each slower variant once at every size would cost "
             f"{d['floor_each_slower_variant_once']:.3f}x the oracle's time; the stop rule runs "
             "each contender at a size explored from scratch three times timed (and the size's "
-            "first run, cold), and once in a warm start's confirmation."
+            "first run, cold), once in a confirmation, and not at all where the other sizes' "
+            "times rule it out."
             if "floor_each_slower_variant_once" in d
             else ""
         )
