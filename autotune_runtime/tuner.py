@@ -9,9 +9,8 @@ synthetic inputs, `compare`: results on the same real inputs); one that disagree
 group's `tolerance` (default 1e-3, relative to the reference's largest magnitude) is
 rejected with a `TuningWarning` and never chosen. An `online` variant is compared once per
 size bucket (`size_bucket`: keys whose sizes share their powers of two): one that agreed
-at a key of the bucket, and disagreed at none, runs unchecked at its other keys; the
-reference's run beside it is timed and recorded as one of its samples. A run that fails is
-reported by `fail_in_flight` and the variant is excluded.
+at a key of the bucket, and disagreed at none, runs unchecked at its other keys. A run that
+fails is reported by `fail_in_flight` and the variant is excluded.
 
 Parameters come from, in increasing precedence: `StopRule` defaults, the options given at
 load, and the group's own attributes (`warmup`, `min_samples`, `max_samples`, `confidence`).

