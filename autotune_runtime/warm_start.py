@@ -9,9 +9,11 @@ Distance between keys of one group: the sum over the workload's dimensions of
 |log2(a) - log2(b)| (sizes compare by ratio).
 
 Bounds. A kernel's time is assumed never to shrink as a size grows, and to grow at most
-like the cube of each size (`GROWTH_EXPONENT`, as a matmul's). So a time t of a variant at
-a key n bounds its time at a key k from below by t / 2 ** (3 * down) and from above by
-t * 2 ** (3 * up), where down is how far n lies above k (the sum over the dimensions where
+like a power e of each size: the cube (`GROWTH_EXPONENT`, as a matmul's) until the group
+shows less, then `SLOPE_MARGIN` times the steepest growth of a variant's time seen between
+two of its keys one to three octaves apart (at least 1). So a time t of a variant at a key
+n bounds its time at a key k from below by t / 2 ** (e * down) and from above by
+t * 2 ** (e * up), where down is how far n lies above k (the sum over the dimensions where
 n is larger) and up how far k lies above n. At a key between two measured ones the time
 is so held between its neighbours' (the one below bounds it from below, the one above
 from above), with no growth allowance at all. A variant whose low bound at k exceeds the
@@ -20,14 +22,15 @@ ruled out: it never runs there (`KeyState.bounds` keeps its low bound, for repor
 for later keys). The bounds are taken from the nearest measured keys on each side of k
 (two each, per variant) in a one-dimensional workload, in a wider one from the measured
 keys whose total size (the product of the values) is within 2 ** 4 of k's; they are taken
-again whenever a time changed elsewhere, however far exploring keys are from being
-decided.
+again whenever a time changed within their reach (or e did), however far exploring keys
+are from being decided.
 
 Confirmation: the variant with the lowest high bound (the likely winner) runs first, and
 where the bounds ruled at least one variant out, the stop rule over the remaining
-contenders takes `confirm_samples` (default 1) timed samples each, not `min_samples`: if
-the likely winner wins among them, it is committed without more; otherwise the key is
-explored with the group's rule over the contenders, keeping the samples taken. Where the
+contenders takes `confirm_samples` (default 1) timed samples each, no fewer and no more:
+if the likely winner is fastest among them (or within the tie band, ties going to it), it
+is committed; otherwise the key is explored with the group's rule over the contenders,
+keeping the samples taken. Where the
 bounds rule nothing out the key is explored with the group's rule, the likely winner
 first. The reference stays a contender of `explicit` and `init` groups (their checks need
 its results). Off for a group with `warm_start = false`, or for all with the load option
