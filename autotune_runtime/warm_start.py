@@ -28,7 +28,7 @@ are from being decided.
 Confirmation: the variant with the lowest high bound (the likely winner) runs first, and
 where the bounds ruled at least one variant out, the stop rule over the remaining
 contenders takes `confirm_samples` (default 1) timed samples each, no fewer and no more:
-if the likely winner is fastest among them (or within the tie band, ties going to it), it
+if the likely winner is fastest among them (a tie within the noise going to it), it
 is committed; otherwise the key is explored with the group's rule over the contenders,
 keeping the samples taken. Where the
 bounds rule nothing out the key is explored with the group's rule, the likely winner
