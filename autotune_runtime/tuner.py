@@ -116,7 +116,8 @@ class Tuner:
             return state.decision, True, False
         group = self.groups[gid]
         variant, winner = None, None
-        if self.warm.applies(group):
+        warm = self.warm.applies(group)
+        if warm:
             if not any(v.runs for v in state.variants):
                 state.guess = self.warm.guess(gid, key)
             self.warm.look(gid, key, state)
@@ -127,7 +128,7 @@ class Tuner:
             variant, winner = next_or_winner(
                 self.rule_for(gid), state.variants, group.preference, group.expected, state.guess
             )
-        if self.warm.applies(group):
+        if warm:
             self.warm.observe_dropped(gid, key, state)
         if winner is not None:
             self._commit(gid, key, state, winner)

@@ -31,7 +31,7 @@ contenders takes `confirm_samples` (default 1) timed samples each, no fewer and 
 if the likely winner is fastest among them (a tie within the noise going to it), it
 is committed; otherwise the key is explored with the group's rule over the contenders,
 keeping the samples taken. Where the
-bounds rule nothing out the key is explored with the group's rule, the likely winner
+bounds rule nothing out the key is explored with the group's rule, the guess (below)
 first. The reference stays a contender of `explicit` and `init` groups (their checks need
 its results). Off for a group with `warm_start = false`, or for all with the load option
 `warm_start=False`; a key measured nowhere else then runs the reference first.
@@ -131,19 +131,25 @@ class WarmStarts:
         """The variants of a key eliminated on their warm-up runs alone (early drop): a
         low bound (`stats.evidence`) and a high one (a cold run is never faster than a
         warm one), so that keys near it need not run them either."""
-        penalty = cold_penalty(state.variants)
+        penalty: float | None = None
+        penalty_known = False
         for variant, stats in enumerate(state.variants):
             if not stats.eliminated or stats.samples or not stats.cold or stats.failed:
                 continue
             if key in self._points(gid, variant):
                 continue
+            if not penalty_known:  # the penalty only where it is needed (as `_drop_far`)
+                penalty, penalty_known = cold_penalty(state.variants), True
             low = evidence(stats, penalty)
             if low is not None and low > 0.0:
                 self._put(gid, key, variant, Point(low, stats.cold_minimum, False))
 
     def _points(self, gid: int, variant: int) -> dict[Key, Point]:
-        group = self.groups[gid]
-        return self.points.setdefault(gid, [{} for _ in group.variants])[variant]
+        per_variant = self.points.get(gid)
+        if per_variant is None:
+            per_variant = self.points[gid] = [{} for _ in self.groups[gid].variants]
+            self._sizes[gid] = [[] for _ in self.groups[gid].variants]
+        return per_variant[variant]
 
     def _put(self, gid: int, key: Key, variant: int, point: Point) -> None:
         seen = self._points(gid, variant)
@@ -151,8 +157,7 @@ class WarmStarts:
         new = before is None
         seen[key] = point
         self.changes.setdefault(gid, []).append((_log_size(key), key))
-        group = self.groups[gid]
-        sizes = self._sizes.setdefault(gid, [[] for _ in group.variants])[variant]
+        sizes = self._sizes[gid][variant]  # made with `points` (`_points`)
         if new:
             bisect.insort(sizes, (_log_size(key), key))
         if len(key) == 1 and point.timed and (new or not before.timed):  # its first time
@@ -255,9 +260,7 @@ class WarmStarts:
                 state.variants[i].eliminated = True
                 state.bounds[i] = lows[i]
         contenders = tuple(i for i, v in enumerate(state.variants) if not v.eliminated)
-        prior = WarmStart(sources[winner], winner, contenders, bool(state.bounds))
-        if prior != state.prior:
-            state.prior = prior
+        state.prior = WarmStart(sources[winner], winner, contenders, bool(state.bounds))
 
     def _bounds(
         self, gid: int, key: Key
@@ -303,7 +306,7 @@ class WarmStarts:
         `key` itself), with their log sizes: the `NEAREST` on each side in a
         one-dimensional workload, else those whose log size is within `WINDOW` of it (a
         key farther bounds little: its growth allowance is at least 2 ** WINDOW)."""
-        sizes = self._sizes.get(gid, [[]] * (variant + 1))[variant]
+        sizes = self._sizes[gid][variant]  # the variant is in `points`
         if len(key) != 1:
             start = bisect.bisect_left(sizes, (size - WINDOW,))
             end = bisect.bisect_right(sizes, (size + WINDOW, (math.inf,)))
@@ -320,19 +323,16 @@ class WarmStarts:
         contender left); or (None, None) when another contender does (the key is then
         explored with the group's rule)."""
         prior = state.prior
-        assert prior is not None
+        assert prior is not None and prior.informative  # else the group's rule explores
         contenders = [i for i in prior.contenders if not state.variants[i].eliminated]
-        if contenders == [prior.winner] and prior.informative:
+        if contenders == [prior.winner]:
             return None, prior.winner
         if prior.winner not in contenders:
             state.confirmation_failed = True
             return None, None
         stats = [state.variants[i] for i in contenders]
         first = contenders.index(prior.winner)
-        # bounds that rule nothing out tell nothing of this key: the likely winner is
-        # confirmed on `min_samples`, as an exploration from scratch would be
-        rule = self.confirmation_rule(gid) if prior.informative else self.rule_for(gid)
-        variant, winner = next_or_winner(rule, stats, first)
+        variant, winner = next_or_winner(self.confirmation_rule(gid), stats, first)
         if winner is None:
             assert variant is not None
             return contenders[variant], None
