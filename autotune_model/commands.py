@@ -62,7 +62,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     # Imported here: every other command of `iree-autotune` starts without them.
     from autotune_model.executors import executor_for
     from autotune_model.measure import parse_shape
-    from autotune_model.pipeline import TuneOptions, tune_model
+    from autotune_model.pipeline import TuneOptions, tune_model, tuning_device
     from autotune_model.progress import TerminalProgress
     from autotune_model.report import print_report
 
@@ -85,9 +85,11 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         base=args.base,
         compile_cache=not args.no_compile_cache,
         compile_cache_folder=args.compile_cache,
+        device=args.device,
     )
     if args.cache and not args.freeze:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
+    tuning_device(options)  # refused before any work
     executor = executor_for(args.ray, args.jobs)
     try:
         with warnings.catch_warnings():
@@ -119,6 +121,12 @@ def add_command(sub) -> None:
     tune.add_argument("input", metavar="MODEL.mlir", help="linalg/tensor or StableHLO input IR")
     tune.add_argument("--target", choices=TARGETS, default="llvm-cpu")
     tune.add_argument("--arch", help="CUDA architecture (sm_80, sm_90) or CPU name")
+    tune.add_argument(
+        "--device",
+        metavar="URI",
+        help="the device to time on, the one the model will run on (default: local-task for "
+        "llvm-cpu, cuda for cuda; local-sync times on one thread)",
+    )
     tune.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
     tune.add_argument("--function", metavar="NAME", help="the model function (if several)")
     tune.add_argument(

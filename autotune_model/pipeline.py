@@ -96,6 +96,21 @@ from lowering.driver import (
 )
 
 DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda"}
+"""The device each target is timed on unless `TuneOptions.device` names another."""
+DRIVERS = {"llvm-cpu": ("local-task", "local-sync"), "cuda": ("cuda",)}
+"""The IREE drivers that run each target's modules."""
+
+
+def tuning_device(options: TuneOptions) -> str:
+    """The device `options` time on: `options.device` (a driver URI of the target's, as
+    `local-sync` or `cuda://1`), else the target's default."""
+    device = options.device or DEVICES[options.target]
+    if device.split("://")[0] not in DRIVERS[options.target]:
+        raise DiagnosticError(
+            f"device {device!r} does not run {options.target} modules; expected one of "
+            f"{', '.join(DRIVERS[options.target])}, or a URI of one (such as cuda://1)"
+        )
+    return device
 
 
 @dataclass
@@ -263,7 +278,9 @@ def _tune(
     executor = executor or LocalExecutor()
     clock = time.perf_counter()
     policy = Policy.STATIC if options.freeze else options.policy
+    device = tuning_device(options)
     report = TuneReport(filename, options.target, options.arch, policy, executor.name)
+    report.device = device
     if earlier is not None:
         report.seconds, report.jobs, report.notes = earlier.seconds, earlier.jobs, earlier.notes
         report.base = replace(
@@ -293,7 +310,6 @@ def _tune(
         clock = now
 
     check_generated_code(options.target, options.arch)
-    device = DEVICES[options.target]
     benchmarked = device_available(device)
     flows = {(): flow_phase(model, options.target, options.arch, filename)}
 
@@ -529,7 +545,7 @@ def _measure_gains(
             base_flags,
             expected=False,
         )
-        found = dispatch_gains(explicit, function.name, inputs, plan, DEVICES[options.target])
+        found = dispatch_gains(explicit, function.name, inputs, plan, tuning_device(options))
     except (DiagnosticError, RuntimeError) as err:
         report.notes.append(f"the tuned dispatches' gains in the model were not measured: {err}")
         return []

@@ -184,6 +184,7 @@ class TuneReport:
     cache: str | None = None  # the tuning cache whose decisions were frozen
     base: BaseBuild = field(default_factory=BaseBuild)
     jobs: JobTimes = field(default_factory=JobTimes)
+    device: str = ""  # the device candidates and the model were timed on
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -228,6 +229,7 @@ class TuneReport:
                 data.get("cache"),
                 _base_build(data["base"]) if data.get("base") else BaseBuild(),
                 JobTimes(**data["jobs"]) if data.get("jobs") else JobTimes(),
+                str(data.get("device", "")),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"a tune-model report with a missing or bad field ({err})") from None
@@ -412,7 +414,8 @@ def _jobs(report: TuneReport) -> list[str]:
         if jobs.compile_cache
         else "no compile cache"
     )
-    timed = f", benchmarked in {jobs.benchmark_s:.1f} s" if jobs.benchmark_s else ""
+    on = f" on {report.device}" if report.device else ""
+    timed = f", benchmarked{on} in {jobs.benchmark_s:.1f} s" if jobs.benchmark_s else ""
     return [
         f"compiled {jobs.compiled} candidate{'' if jobs.compiled == 1 else 's'} in "
         f"{jobs.compile_s:.1f} s ({where}){timed}"

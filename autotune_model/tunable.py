@@ -30,8 +30,9 @@ from lowering.dispatch_configs import DispatchConfig
 class TuneOptions:
     """How to tune: the target, the model function and its example input shapes (needed
     when it takes dynamic sizes), the policy of the groups, how many candidates to try and
-    keep, the numerical tolerance against IREE's own configuration, and where built
-    candidates are kept for the next run (`compile_cache`)."""
+    keep, the numerical tolerance against IREE's own configuration, where built
+    candidates are kept for the next run (`compile_cache`), and the device timed on (the
+    one the model will run on: a variant fastest on two threads may not be on one)."""
 
     target: str = "llvm-cpu"
     arch: str | None = None
@@ -54,6 +55,7 @@ class TuneOptions:
     base: str = AUTO  # IREE's whole-compilation options to start from (`base_builds`)
     compile_cache: bool = True  # built candidates kept by content (`compile_cache`)
     compile_cache_folder: str | None = None  # None: `compile_cache.default_folder()`
+    device: str | None = None  # where candidates and the model are timed (None: the target's)
 
 
 @dataclass

@@ -117,6 +117,11 @@ def test_cli_errors_name_what_is_wrong(tmp_path):
         f"error: cannot read tuning cache file {missing}: No such file or directory\n",
     )
     assert_error(cli("tune-model", model, "-o", out, "--tolerance", "nan"), "finite")
+    assert_error(
+        cli("tune-model", model, "-o", out, "--device", "cuda"),
+        "error: device 'cuda' does not run llvm-cpu modules; expected one of local-task, "
+        "local-sync",
+    )
     broken = tmp_path / "broken.mlir"
     broken.write_text("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %y\n}\n")
     assert_error(

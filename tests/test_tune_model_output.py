@@ -179,6 +179,29 @@ def test_a_candidate_within_noise_is_said_so_and_no_phase_is_empty():
     assert recorder.phases == [("compile candidates", 8), ("benchmark dispatches", 2)]
 
 
+def test_candidates_are_timed_on_the_device_named_and_the_report_says_so():
+    devices = []
+
+    def benchmark(job: BenchmarkJob) -> list[Measured]:
+        devices.append(job.device)
+        return noise_benchmark(job)
+
+    for device, timed_on in ((None, "local-task"), ("local-sync", "local-sync")):
+        devices.clear()
+        tuned = tune_model(
+            MLP,
+            replace(SMALL, device=device, base="stock"),
+            compile_job=fake_compile,
+            benchmark_job=benchmark,
+        )
+        assert devices == [timed_on] * 2
+        assert tuned.report.device == timed_on
+        assert TuneReport.from_json(tuned.report.to_json()).device == timed_on
+        assert any(f"benchmarked on {timed_on} in" in line for line in summary_lines(tuned.report))
+    with pytest.raises(DiagnosticError, match="device 'local-sync' does not run cuda modules"):
+        tune_model(MLP, replace(SMALL, target="cuda", arch="sm_80", device="local-sync"))
+
+
 def test_a_model_with_no_variant_kept_is_said_to_be_the_stock_build():
     report = TuneReport("m.mlir", "llvm-cpu", None, "online", "local")
     candidates = [CandidateResult("default", REFERENCE, 1000.0), CandidateResult("t8", SLOWER)]
