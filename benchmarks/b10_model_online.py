@@ -4,10 +4,11 @@ time per call after that against the frozen build of the same decisions.
 A real model of the tests' corpus (`tests/data/models/bert_flax.mlir`, Flax BERT, as its
 frontend exported it) is tuned by `tune_model` for llvm-cpu with the default online policy
 and stop rule, timing its candidates on the device the online module then runs on
-(`local-sync`: a candidate fastest on `local-task`'s two threads was up to 25% slower
-than IREE's own on one, and the online module then left it, and its fast path). Candidates up to 3% slower than IREE's own configuration are kept too
-(`faster_by = 0.97`; the default, 1.03, keeps only those 3% faster: 5 of BERT's 10
-dispatches got a group in B7), so that most dispatches have a group whose variants are
+(`local-sync`: a candidate fastest on `local-task`'s two threads was over 25% slower
+than IREE's own on one, and the online module then left it, and its fast path).
+Candidates up to 3% slower than IREE's own configuration are kept too (`faster_by = 0.97`;
+the default, 1.03, keeps only those 3% faster: 5 of BERT's 10 dispatches got a group in
+B7), so that most dispatches have a group whose variants are
 close (the hard case for settling), and the model-level guard is off (`time_model=False`:
 it would drop groups on a noisy machine). The frozen build: the same tuning replayed (the
 compile and benchmark jobs answered with the first run's results, so that it builds the
