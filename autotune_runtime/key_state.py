@@ -121,7 +121,7 @@ class KeyState:
     """The variant run first at this key while it explores without a warm start that
     rules any variant out (`WarmStarts.guess`, taken at the key's first call)."""
     seen_version: int = -1
-    """How many of the group's `WarmStarts.changes` the key's last look saw (-1: not
+    """The version of the group's `WarmStarts.changes` at the key's last look (-1: not
     looked yet; the tuning cache's neighbours are read at the first look)."""
     reach: tuple[float, float] = (math.inf, math.inf)
     """How far below and above the key (log size) the keys its bounds came from lie: a

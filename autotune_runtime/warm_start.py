@@ -80,6 +80,38 @@ class Point(NamedTuple):
     timed: bool
 
 
+class Changes:
+    """What changed in one group's times, and when: a version counted up at each change,
+    each key's latest change, those keys by log size (sorted), and the growth exponent's
+    latest change. Whether anything changed within a key's reach since its last look
+    costs the keys there, not every change since (a shuffled stream made hundreds)."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.latest: dict[Key, int] = {}
+        self.sizes: list[tuple[float, Key]] = []
+        self.exponent = 0
+
+    def key_changed(self, key: Key) -> None:
+        self.version += 1
+        if key not in self.latest:
+            bisect.insort(self.sizes, (_log_size(key), key))
+        self.latest[key] = self.version
+
+    def exponent_changed(self) -> None:
+        self.version += 1
+        self.exponent = self.version
+
+    def since(self, version: int, key: Key, low: float, high: float) -> bool:
+        """Whether, after `version`, the exponent changed or a time at a key other than
+        `key` whose log size is within [low, high]."""
+        if self.exponent > version:
+            return True
+        start = bisect.bisect_left(self.sizes, (low,))
+        end = bisect.bisect_right(self.sizes, (high, (math.inf,)))
+        return any(self.latest[k] > version for _, k in self.sizes[start:end] if k != key)
+
+
 class WarmStarts:
     """What each variant of every group took at the keys it ran at, and the bounds,
     guesses and confirmations that new keys take from it."""
@@ -106,10 +138,9 @@ class WarmStarts:
         self.slopes: dict[int, float] = {}
         """Per group of a one-dimensional workload, the steepest growth of a variant's
         time seen between two of its keys `SLOPE_SPAN` apart (log time over log size)."""
-        self.changes: dict[int, list[tuple[float, Key]]] = {}
-        """Per group, each change of what is known: the log size and key where a time
-        changed (NaN and () when the growth exponent did). A key looks again when one
-        happened within the reach of its last bounds."""
+        self.changes: dict[int, Changes] = {}
+        """Per group, what changed in what is known, and when: a key looks again when a
+        time changed within the reach of its last bounds (or the growth exponent did)."""
         self._confirmation_rules: dict[int, StopRule] = {}
 
     def applies(self, group: GroupInfo) -> bool:
@@ -156,12 +187,18 @@ class WarmStarts:
         before = seen.get(key)
         new = before is None
         seen[key] = point
-        self.changes.setdefault(gid, []).append((_log_size(key), key))
+        self._changes(gid).key_changed(key)
         sizes = self._sizes[gid][variant]  # made with `points` (`_points`)
         if new:
             bisect.insort(sizes, (_log_size(key), key))
         if len(key) == 1 and point.timed and (new or not before.timed):  # its first time
             self._learn_slope(gid, key, seen, sizes)
+
+    def _changes(self, gid: int) -> Changes:
+        changes = self.changes.get(gid)
+        if changes is None:
+            changes = self.changes[gid] = Changes()
+        return changes
 
     def _learn_slope(
         self, gid: int, key: Key, seen: dict[Key, Point], sizes: list[tuple[float, Key]]
@@ -181,7 +218,7 @@ class WarmStarts:
         before = self.exponent(gid)
         self.slopes[gid] = steepest
         if self.exponent(gid) != before:
-            self.changes.setdefault(gid, []).append((math.nan, ()))
+            self._changes(gid).exponent_changed()
 
     def exponent(self, gid: int) -> float:
         """The growth exponent of the bounds: `SLOPE_MARGIN` times the group's steepest
@@ -214,7 +251,8 @@ class WarmStarts:
         size = _log_size(key)
         best, chosen = math.inf, None
         for variant, seen in enumerate(self.points.get(gid, ())):
-            near = [(s, p.high) for _, s, p in self._near(gid, variant, key, size, seen) if p.timed]
+            below, above = self._near(gid, variant, key, size)
+            near = [(s, seen[k].high) for s, k in (*below, *above) if seen[k].timed]
             predicted = _predict(near, size)
             if predicted < best:
                 best, chosen = predicted, variant
@@ -227,16 +265,12 @@ class WarmStarts:
         if state.seen_version < 0:
             self._read_cached_neighbours(gid, key)
             state.seen_version = 0
-        changes = self.changes.get(gid, [])
-        fresh = changes[state.seen_version :]
-        state.seen_version = len(changes)
+        changes = self._changes(gid)
+        seen, state.seen_version = state.seen_version, changes.version
         size = _log_size(key)
         below, above = state.reach
         # a key's own times do not bound it, nor times beyond the keys its bounds came from
-        if state.prior is not None and not any(
-            other != key and (at != at or size - below <= at <= size + above)  # NaN: exponent
-            for at, other in fresh
-        ):
+        if state.prior is not None and not changes.since(seen, key, size - below, size + above):
             return
         lows, highs, sources, state.reach = self._bounds(gid, key)
         # the likely winner: lowest high bound among the variants neither ruled out nor
@@ -276,46 +310,65 @@ class WarmStarts:
         exponent = self.exponent(gid)
         size = _log_size(key)
         lows, highs, sources = [], [], []
-        reach_below = reach_above = 0.0 if len(key) == 1 else WINDOW
+        one = len(key) == 1
+        reach_below = reach_above = 0.0 if one else WINDOW
         for variant, seen in enumerate(points):
             low, high, source = 0.0, math.inf, key
-            near = self._near(gid, variant, key, size, seen)
-            if len(key) == 1:
-                under = [size - s for _, s, _ in near if s < size]
-                over = [s - size for _, s, _ in near if s >= size]
-                reach_below = max(reach_below, max(under) if len(under) == NEAREST else math.inf)
-                reach_above = max(reach_above, max(over) if len(over) == NEAREST else math.inf)
-            for other, other_size, point in near:
-                if len(key) == 1:
-                    up, down = size - other_size, other_size - size
-                else:
+            below, above = self._near(gid, variant, key, size)
+            if one:  # (plain comparisons: this runs on every look of every exploring key)
+                if len(below) < NEAREST:
+                    reach_below = math.inf
+                elif size - below[0][0] > reach_below:
+                    reach_below = size - below[0][0]
+                if len(above) < NEAREST:
+                    reach_above = math.inf
+                elif above[-1][0] - size > reach_above:
+                    reach_above = above[-1][0] - size
+                for other_size, other in below:  # no lower bound beyond its own low
+                    point = seen[other]
+                    if point.low > low:
+                        low = point.low
+                    bound = point.high * 2.0 ** (exponent * (size - other_size))
+                    if bound < high:
+                        high, source = bound, other
+                for other_size, other in above:  # no upper bound beyond its own high
+                    point = seen[other]
+                    floor = point.low / 2.0 ** (exponent * (other_size - size))
+                    if floor > low:
+                        low = floor
+                    if point.high < high:
+                        high, source = point.high, other
+            else:
+                for _, other in below:
+                    point = seen[other]
                     up, down = _climb(other, key)
-                low = max(low, point.low / 2.0 ** (exponent * down) if down > 0.0 else point.low)
-                bound = point.high * 2.0 ** (exponent * up) if up > 0.0 else point.high
-                if bound < high:
-                    high, source = bound, other
+                    floor = point.low / 2.0 ** (exponent * down) if down > 0.0 else point.low
+                    if floor > low:
+                        low = floor
+                    bound = point.high * 2.0 ** (exponent * up) if up > 0.0 else point.high
+                    if bound < high:
+                        high, source = bound, other
             lows.append(low)
             highs.append(high)
             sources.append(source)
         return lows, highs, sources, (reach_below, reach_above)
 
     def _near(
-        self, gid: int, variant: int, key: Key, size: float, seen: dict[Key, Point]
-    ) -> list[tuple[Key, float, Point]]:
+        self, gid: int, variant: int, key: Key, size: float
+    ) -> tuple[list[tuple[float, Key]], list[tuple[float, Key]]]:
         """The measured keys of a variant that bound it at `key` (of log size `size`; not
-        `key` itself), with their log sizes: the `NEAREST` on each side in a
-        one-dimensional workload, else those whose log size is within `WINDOW` of it (a
-        key farther bounds little: its growth allowance is at least 2 ** WINDOW)."""
+        `key` itself), as (log size, key), below and above it: the `NEAREST` on each side
+        in a one-dimensional workload (in order of size); else, all as the first list,
+        those whose log size is within `WINDOW` of it (a key farther bounds little: its
+        growth allowance is at least 2 ** WINDOW)."""
         sizes = self._sizes[gid][variant]  # the variant is in `points`
         if len(key) != 1:
             start = bisect.bisect_left(sizes, (size - WINDOW,))
             end = bisect.bisect_right(sizes, (size + WINDOW, (math.inf,)))
-            return [(k, s, seen[k]) for s, k in sizes[start:end] if k != key]
+            return [(s, k) for s, k in sizes[start:end] if k != key], []
         at = bisect.bisect_left(sizes, (size, key))
-        below = sizes[max(at - NEAREST, 0) : at]
         after = at + 1 if at < len(sizes) and sizes[at][1] == key else at
-        above = sizes[after : after + NEAREST]
-        return [(k, s, seen[k]) for s, k in (*below, *above)]
+        return sizes[max(at - NEAREST, 0) : at], sizes[after : after + NEAREST]
 
     def confirm(self, gid: int, state: KeyState) -> tuple[int | None, int | None]:
         """Confirmation of a warm start: the stop rule over the contenders. (variant to

@@ -180,9 +180,9 @@ def test_a_look_costs_what_is_new_and_the_nearest_keys_only(monkeypatch):
     state = tuner.state(0, (1000,))
     tuner.warm.look(0, (1000,), state)
     assert looks["look"] == 1 and len(points) == len(VARIANTS)
-    assert all(0 < len(p) <= 2 * warm_start.NEAREST for p in points)
-    sides = {k[0] < 1000 for k, _, _ in points[0]}
-    assert sides == {True, False}  # both sides of the key
+    assert all(len(below) == len(above) == warm_start.NEAREST for below, above in points)
+    below, above = points[0]
+    assert [k[0] < 1000 for _, k in below + above] == [True] * 2 + [False] * 2
     tuner.warm.look(0, (1000,), state)
     assert looks["look"] == 1  # nothing changed since
     tuner.warm.observe(0, (2900,), 0, 1.0)  # beyond the nearest keys on that side
