@@ -4,6 +4,7 @@ element, within a tolerance relative to the reference's largest magnitude."""
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -27,12 +28,26 @@ def max_error(got: np.ndarray, expected: np.ndarray) -> float:
     return difference(got, expected)[0] if expected.size else 0.0
 
 
-COMPARE_CHUNK = 1 << 14
-"""Elements compared at a time where the two arrays are not floats of one type: one small
-float64 buffer, reused, instead of whole-array float64 temporaries (measured on 64 Ki
-floats: 2.3 ms so, 0.13 ms chunked). Floats of one type are compared whole, in that type,
-with one temporary of the result's size (256 Ki f32: 0.25 ms against 0.41 chunked: each
-chunk's numpy calls cost more than the arithmetic)."""
+COMPARE_CHUNK = 1 << 16
+"""Elements compared at a time, in a buffer of this many kept per thread and element type:
+no temporary of the result's size, which a comparison between calls of a model had to map
+and fault in afresh (B8's 16 comparisons of up to 256 Ki floats took 3.3-3.5 ms with one,
+2.0-2.4 ms so), and each chunk's difference read back from the cache. Arrays of other
+types are compared in float64, a chunk at a time (a whole-array float64 temporary took
+2.3 ms on 64 Ki floats)."""
+
+_buffers = threading.local()
+
+
+def _buffer(dtype: np.dtype) -> np.ndarray:
+    """This thread's comparison buffer of `dtype` (`COMPARE_CHUNK` elements)."""
+    kept = getattr(_buffers, "by_type", None)
+    if kept is None:
+        kept = _buffers.by_type = {}
+    buffer = kept.get(dtype)
+    if buffer is None:
+        buffer = kept[dtype] = np.empty(COMPARE_CHUNK, dtype)
+    return buffer
 
 
 def warm_up() -> None:
@@ -49,27 +64,17 @@ def difference(got: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
     and the largest finite |expected|, over arrays of the same shape. Floats of one type
     are compared in that type; anything else in float64."""
     a, b = got.reshape(-1), expected.reshape(-1)
+    same = a.dtype == b.dtype and a.dtype.kind == "f"
+    wide = None if same else np.dtype(np.float64)
+    buffer = _buffer(a.dtype if same else wide)
+    largest, scale = np.zeros((), buffer.dtype), np.zeros((), buffer.dtype)
     with np.errstate(all="ignore"):  # inf - inf, overflow: a NaN or inf that disagrees
-        if a.dtype == b.dtype and a.dtype.kind == "f":
-            out = np.subtract(a, b)
+        for start in range(0, b.size, COMPARE_CHUNK):
+            x, y = a[start : start + COMPARE_CHUNK], b[start : start + COMPARE_CHUNK]
+            out = buffer[: y.size]
+            np.subtract(x, y, out=out, dtype=wide)
             np.abs(out, out=out)
-            largest = out.max()  # NaN kept
-            np.abs(b, out=out)
-            return float(largest), float(np.fmax.reduce(out))  # NaN ignored
-        return _difference_in_chunks(a, b)
-
-
-def _difference_in_chunks(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """`difference` in float64, `COMPARE_CHUNK` elements at a time."""
-    buffer = np.empty(min(COMPARE_CHUNK, b.size), np.float64)
-    largest, scale = np.zeros((), np.float64), np.zeros((), np.float64)
-    for start in range(0, b.size, COMPARE_CHUNK):
-        x = a[start : start + COMPARE_CHUNK].astype(np.float64)
-        y = b[start : start + COMPARE_CHUNK].astype(np.float64)
-        out = buffer[: y.size]
-        np.abs(y, out=out)
-        scale = np.fmax(scale, out.max())  # NaN ignored: the difference has it
-        np.subtract(x, y, out=out)
-        np.abs(out, out=out)
-        largest = np.maximum(largest, out.max())  # NaN kept
+            largest = np.maximum(largest, out.max())  # NaN kept
+            np.abs(y, out=out, dtype=wide)  # y read again from the cache
+            scale = np.fmax(scale, np.fmax.reduce(out))  # NaN ignored: the difference has it
     return float(largest), float(scale)
