@@ -29,7 +29,8 @@ Confirmation: the variant with the lowest high bound (the likely winner) runs fi
 where the bounds ruled at least one variant out, the stop rule over the remaining
 contenders takes `confirm_samples` (default 1) timed samples each, no fewer and no more:
 if the likely winner is fastest among them (a tie within the noise going to it), it
-is committed; otherwise the key is explored with the group's rule over the contenders,
+is committed (without a timed sample of its own where the others' are slower than its
+cold run, the key's first); otherwise the key is explored with the group's rule over the contenders,
 keeping the samples taken. Where the
 bounds rule nothing out the key is explored with the group's rule, the guess (below)
 first. The reference stays a contender of `explicit` and `init` groups (their checks need
@@ -53,7 +54,13 @@ from autotune_contracts.policy import Policy
 from autotune_contracts.workloads import Key
 from autotune_runtime.cache import CacheKey, TuningCache
 from autotune_runtime.key_state import GroupInfo, KeyState, WarmStart
-from autotune_runtime.stats import StopRule, cold_penalty, evidence, next_or_winner
+from autotune_runtime.stats import (
+    StopRule,
+    VariantStats,
+    cold_penalty,
+    evidence,
+    next_or_winner,
+)
 
 GROWTH_EXPONENT = 3
 """Warm start assumes a kernel's time grows with each size at most like its cube (as a
@@ -385,7 +392,10 @@ class WarmStarts:
             return None, None
         stats = [state.variants[i] for i in contenders]
         first = contenders.index(prior.winner)
-        variant, winner = next_or_winner(self.confirmation_rule(gid), stats, first)
+        rule = self.confirmation_rule(gid)
+        if _beaten_cold(rule, stats, first):
+            return None, prior.winner
+        variant, winner = next_or_winner(rule, stats, first)
         if winner is None:
             assert variant is not None
             return contenders[variant], None
@@ -407,6 +417,24 @@ class WarmStarts:
             rule = replace(full, min_samples=samples, max_samples=samples)
             self._confirmation_rules[gid] = rule
         return rule
+
+
+def _beaten_cold(rule: StopRule, stats: list[VariantStats], first: int) -> bool:
+    """Whether the likely winner (`stats[first]`), run only cold at the key so far (its
+    run there was the key's first, a warm-up), already wins the confirmation: every other
+    contender has its samples and a median above the winner's cold run by more than the
+    indifference. A cold run is never faster than a warm one, so the winner's timed
+    sample could only confirm it: a call of the key's fastest variant saved (the second
+    of three, at most keys of B8)."""
+    winner = stats[first]
+    if winner.samples or not winner.cold:
+        return False
+    limit = winner.cold_minimum * (1.0 + rule.indifference)
+    return all(
+        len(v.samples) >= rule.min_samples and v.median > limit
+        for i, v in enumerate(stats)
+        if i != first
+    )
 
 
 def _climb(other: Key, key: Key) -> tuple[float, float]:

@@ -58,9 +58,10 @@ def test_a_new_key_starts_from_the_nearest_decided_winner_and_skips_ruled_out_va
     assert not state.confirmation_failed
     # at 400, c was 2.1x slower than a: more than the bound (500/400)**3 = 1.95 allows
     assert [VARIANTS[i] for i in state.prior.contenders] == ["a", "b"]
-    # the confirmation: a's cold run (the key's first), then one timed sample of each
-    # contender (`confirm_samples`), not `min_samples` of each
-    assert runs == Counter({"a": 2, "b": 1})
+    # the confirmation: a's cold run (the key's first), then one timed sample of b
+    # (`confirm_samples`), not `min_samples` of each; b is slower than a's cold run, so
+    # a needs no timed sample of its own (a cold run is never faster than a warm one)
+    assert runs == Counter({"a": 1, "b": 1})
 
     scratch = Tuner(group(), warm_start=False)
     tune_key(scratch, 400, CROSSING)
@@ -118,6 +119,26 @@ def test_a_neighbour_too_far_to_rule_anything_out_is_confirmed_on_min_samples():
     assert runs == Counter({"a": 1 + 3, "b": 3, "c": 3})  # as from scratch
 
 
+def test_the_likely_winner_slower_than_a_contender_cold_takes_its_timed_sample():
+    """Where another contender is not slower than the likely winner's cold run, the
+    winner's cold run decides nothing: it gets its timed sample, which decides."""
+    tuner = Tuner(group())
+    tune_key(tuner, 400, CROSSING)
+    cold = {"a": 1.3}  # a's cold run 2600 at 500, b's sample 2500: not beaten cold
+    runs: Counter = Counter()
+    for _ in range(100):
+        variant, committed, _ = tuner.select(0, (500,))
+        if committed:
+            break
+        name = VARIANTS[variant]
+        fixed, per = CROSSING[name]
+        slow = cold.pop(name, 1.0) if runs[name] == 0 else 1.0
+        runs[name] += 1
+        tuner.record(0, variant, slow * (fixed + per * 500), (500,))
+    assert VARIANTS[tuner.states[(0, (500,))].decision] == "a"
+    assert runs == Counter({"a": 2, "b": 1})
+
+
 def test_a_confirmation_that_fails_on_one_slow_sample_explores_with_the_full_rule():
     """The neighbour's winner, slowed once (one noisy sample), loses its confirmation;
     the full exploration that follows no longer counts that one sample against it: it
@@ -128,7 +149,10 @@ def test_a_confirmation_that_fails_on_one_slow_sample_explores_with_the_full_rul
 
     def timed(variant: str, n: int) -> float:
         fixed, per = CROSSING[variant]
-        if variant == "a" and tuner.states[(0, (n,))].variants[0].runs == 1:
+        runs = tuner.states[(0, (n,))].variants[0].runs
+        if variant == "a" and runs == 0:
+            return 1.3 * (fixed + per * n)  # its cold run: slower than b's sample
+        if variant == "a" and runs == 1:
             if not slow_once["done"]:
                 slow_once["done"] = True
                 return 1.5 * (fixed + per * n)  # the first timed sample of a: noise
