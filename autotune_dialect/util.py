@@ -1,6 +1,7 @@
 """The `util` ops the lowering reads or creates: `util.call` (a call of a function group
-is rewritten), the functions, globals, returns and barriers the lowering emits, and
-`util.initializer` (so that xDSL does not take it for a symbol table).
+is rewritten), the functions, globals, returns and barriers the lowering emits, the lists
+of its tables of committed workload keys, and `util.initializer` (so that xDSL does not
+take it for a symbol table).
 
 Every other `util` op, and the user's own functions and globals, are IREE's: read and
 printed by IREE and kept by the import into xDSL as they are (docs/interop.md). The
@@ -44,6 +45,7 @@ from xdsl.printer import Printer
 from xdsl.traits import CallableOpInterface, IsolatedFromAbove, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from autotune_dialect.mlir_text import parse_type_text
 from autotune_dialect.syntax import (
     ValuesTerminator,
     build,
@@ -353,6 +355,71 @@ class OptimizationBarrierOp(IRDLOperation):
         build(self, values, [v.type for v in values])
 
 
+def list_type(element: str) -> Attribute:
+    """`!util.list<element>` (the element type as text: `i64`)."""
+    return parse_type_text(f"!util.list<{element}>")
+
+
+@lenient
+@irdl_op_definition
+class ListCreateOp(IRDLOperation):
+    """`%l = util.list.create %capacity : !util.list<T>`: a new list, empty, with room
+    for `capacity` elements."""
+
+    name = "util.list.create"
+
+    initial_capacity = operand_def()
+    result = result_def()
+
+    def __init__(self, capacity: SSAValue, type_: Attribute):
+        build(self, [capacity], [type_])
+
+
+@lenient
+@irdl_op_definition
+class ListResizeOp(IRDLOperation):
+    """`util.list.resize %l, %size : !util.list<T>`: grow or shrink a list to `size`
+    elements (new ones zero)."""
+
+    name = "util.list.resize"
+
+    list_ = operand_def()
+    new_size = operand_def()
+
+    def __init__(self, list_: SSAValue, size: SSAValue):
+        build(self, [list_, size])
+
+
+@lenient
+@irdl_op_definition
+class ListGetOp(IRDLOperation):
+    """`%v = util.list.get %l[%i] : !util.list<T>`: the element at `index`."""
+
+    name = "util.list.get"
+
+    list_ = operand_def()
+    index = operand_def()
+    result = result_def()
+
+    def __init__(self, list_: SSAValue, index: SSAValue, type_: Attribute):
+        build(self, [list_, index], [type_])
+
+
+@lenient
+@irdl_op_definition
+class ListSetOp(IRDLOperation):
+    """`util.list.set %l[%i], %v : !util.list<T>`: store `value` at `index`."""
+
+    name = "util.list.set"
+
+    list_ = operand_def()
+    index = operand_def()
+    value = operand_def()
+
+    def __init__(self, list_: SSAValue, index: SSAValue, value: SSAValue):
+        build(self, [list_, index, value])
+
+
 @lenient
 @irdl_op_definition
 class InitializerOp(IRDLOperation):
@@ -379,6 +446,10 @@ Util = Dialect(
         CallOp,
         ReturnOp,
         OptimizationBarrierOp,
+        ListCreateOp,
+        ListResizeOp,
+        ListGetOp,
+        ListSetOp,
         InitializerOp,
     ],
     [],

@@ -17,6 +17,13 @@ of this process's RSS per interleaved call (a leaked result buffer would show as
 The same in-process comparison is repeated at three kernel sizes on `local-sync` and on
 `local-task` (IREE's task pool), so that the overhead shows in absolute nanoseconds and as a
 ratio where the kernel is tiny and where it dominates (`by_device_and_size`).
+
+Many decided sizes (`many_sizes`): a group over `tensor<?xf32>` (its key the length) with a
+decision at each of 40 lengths (1000 to 1039 elements) in its tuning cache, every length
+called once, then a shuffled stream over them, each call made on the online module and on
+the static build of the same variant in alternating order: medians. Each call finds its
+length's choice in its site's table of committed keys (with a table of the last 4 keys,
+1.30x the static build's time here: nine calls in ten asked the host).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.common import (
+    DEVICE,
     CaseResult,
     Settings,
     compile_module,
@@ -32,16 +40,18 @@ from benchmarks.common import (
     interleaved,
     load_module,
     median,
+    no_gc,
     raw_function,
     time_in_process,
     tune_online,
 )
-from benchmarks.kernels import add_module
+from benchmarks.kernels import add_module, many_groups_module
 
 SIZE = 4096
 VARIANTS = 3
 SIZES = (1024, 16384, 262144)
 DEVICES = ("local-sync", "local-task")
+MANY_SIZES = range(1000, 1040)
 
 
 def _rss_kib() -> int:
@@ -92,6 +102,54 @@ def overhead(
     }
 
 
+def many_sizes(settings: Settings, rounds: int) -> dict:
+    """Decided calls over `MANY_SIZES` lengths: the online module on a tuning cache that
+    holds a decision at each, against the static build of that variant (see the module
+    docstring)."""
+    import time
+
+    from autotune_runtime import load
+    from autotune_runtime.cache import Entry
+
+    text = many_groups_module(1, VARIANTS, MANY_SIZES[0], dynamic=True)
+    sizes = list(MANY_SIZES)
+    rows = [{"group": "e0::add", "workload": [n], "variant": "g0_v0"} for n in sizes]
+    path = settings.scratch / "b2_many.sqlite"
+    path.unlink(missing_ok=True)
+    online = load(compile_module(text, "online"), device=DEVICE, cache=path)
+    (gid,) = online.groups
+    for n in sizes:
+        online.cache.put(Entry(online.tuner.cache_key(gid, (n,)), "g0_v0", {}, {}, time.time()))
+    static = load_module(compile_module(text, "static", freeze(settings, "b2_many", rows)))
+    modules = (online, static)
+    functions = [raw_function(m, "run0") for m in modules]
+    args = [{n: device_array(m, np.ones(n, np.float32)) for n in sizes} for m in modules]
+    for n in sizes:
+        for function, arg in zip(functions, args, strict=True):
+            function(arg[n])
+    stream = [int(n) for n in np.random.default_rng(0).permutation(sizes * rounds)]
+    times: list[list[int]] = [[], []]
+    clock = time.perf_counter_ns
+    with no_gc():
+        for i, n in enumerate(stream):
+            for which in (0, 1) if i % 2 else (1, 0):
+                start = clock()
+                functions[which](args[which][n])
+                times[which].append(clock() - start)
+    asked = sum(s["explored_calls"] for s in online.stats())
+    for module in modules:
+        module.close()
+    on, st = median(times[0]), median(times[1])
+    return {
+        "lengths": len(sizes),
+        "calls": len(stream),
+        "online_median_us": round(on / 1e3, 3),
+        "static_median_us": round(st / 1e3, 3),
+        "ratio": round(on / st, 4),
+        "explored_calls": asked,
+    }
+
+
 def run(settings: Settings) -> CaseResult:
     calls = 1000 if settings.quick else 5000
     pairs = 2 if settings.quick else 5
@@ -134,6 +192,7 @@ def run(settings: Settings) -> CaseResult:
         for device in DEVICES
         for size in SIZES
     ]
+    many = many_sizes(settings, 10 if settings.quick else 50)
     on, st = median(same[0]), median(same[1])
     ratio = on / st
     q = lambda t, p: round(float(np.percentile(t, p)) / 1e3, 3)  # noqa: E731
@@ -153,11 +212,13 @@ def run(settings: Settings) -> CaseResult:
         "process_pair_ratios": [round(r, 4) for r in ratios],
         "process_pair_median_ratio": round(median(ratios), 4),
         "by_device_and_size": grid,
+        "many_sizes": many,
     }
     print(
         f"  B2 online {on / 1e3:.2f} us vs static {st / 1e3:.2f} us per call ({calls} calls "
         f"each, interleaved; separate processes: pair ratios "
-        f"{', '.join(f'{r:.2f}' for r in ratios)}; RSS growth {leak:.2f} KiB per call)",
+        f"{', '.join(f'{r:.2f}' for r in ratios)}; RSS growth {leak:.2f} KiB per call; "
+        f"{many['lengths']} decided lengths: {many['ratio']:.3f})",
         flush=True,
     )
     return CaseResult(

@@ -20,7 +20,11 @@ alike (timed one stream after another, the same build measured 1.04x to 1.59x th
 between runs a minute apart; side by side, within 0.01-0.04).
 
 Each length's best variant is found first, by interleaved calls of the three static builds
-(one per variant). Times are the sums of the per-call times (`perf_counter_ns` around the VM
+(one per variant). What a decided size's call costs: the online module on the oracle's
+cache and the static build of each size's best variant, the shuffled stream's calls made
+on both in alternating order (`decided_over_static`: every call of a decided size finds
+its choice in its site's table of committed keys, however many sizes there are).
+Times are the sums of the per-call times (`perf_counter_ns` around the VM
 call, the input already on the device). Ratio: median over the repetitions of warm / oracle
 total time on the shuffled stream; the other ratios are in the detail.
 """
@@ -59,12 +63,16 @@ def _load(vmfb: bytes, cache, **options):
     return load(vmfb, device=DEVICE, cache=cache, **options)
 
 
-def best_per_length(settings: Settings, sizes: list[int], inputs: dict, rounds: int) -> dict:
-    """Median call time of every variant at every length (static builds, interleaved)."""
-    builds = {
+def static_builds() -> dict[str, bytes]:
+    """A static build of each variant."""
+    return {
         v: compile_module(crossing_module(f'{{policy = "static", choice = @{v}}}'), "static")
         for v in CROSSING_VARIANTS
     }
+
+
+def best_per_length(builds: dict[str, bytes], sizes: list[int], inputs: dict, rounds: int) -> dict:
+    """Median call time of every variant at every length (static builds, interleaved)."""
     modules = {v: _load(b, False) for v, b in builds.items()}
     medians = {}
     for n in sizes:
@@ -141,12 +149,46 @@ def _outcome(module, calls: list, typical: dict, inputs: dict) -> dict:
     }
 
 
+def decided_over_static(
+    online: bytes, oracle, builds: dict[str, bytes], stream: list[int], inputs: dict, best: dict
+) -> dict:
+    """What calls of decided sizes cost: the online module on the oracle's cache (every
+    size called once first) and the static build of each size's best variant, each call
+    of `stream` made on both in alternating order; total ms of each and their ratio."""
+    decided = _load(online, oracle)
+    statics = {v: _load(b, False) for v, b in builds.items()}
+    calls = {"decided": raw_function(decided, "run")}
+    calls |= {v: raw_function(m, "run") for v, m in statics.items()}
+    args = {"decided": {n: device_array(decided, x) for n, x in inputs.items()}}
+    args |= {v: {n: device_array(m, x) for n, x in inputs.items()} for v, m in statics.items()}
+    for n in inputs:
+        calls["decided"](args["decided"][n])
+        calls[best[n]](args[best[n]][n])
+    totals = {"decided": 0, "static": 0}
+    clock = time.perf_counter_ns
+    with no_gc():
+        for i, n in enumerate(stream):
+            pair = [("decided", "decided"), ("static", best[n])]
+            for label, name in pair if i % 2 else pair[::-1]:
+                start = clock()
+                calls[name](args[name][n])
+                totals[label] += clock() - start
+    for module in (decided, *statics.values()):
+        module.close()
+    return {
+        "decided_ms": round(totals["decided"] / 1e6, 2),
+        "static_ms": round(totals["static"] / 1e6, 2),
+        "ratio": round(totals["decided"] / totals["static"], 4),
+    }
+
+
 def run(settings: Settings) -> CaseResult:
     count, calls, repeats = (12, 20, 1) if settings.quick else (LENGTHS, CALLS, 3)
     sizes = lengths(count)
     rng = np.random.default_rng(0)
     inputs = {n: (rng.random(n, dtype=np.float32) + 0.5) for n in sizes}
-    medians = best_per_length(settings, sizes, inputs, 5 if settings.quick else 15)
+    builds = static_builds()
+    medians = best_per_length(builds, sizes, inputs, 5 if settings.quick else 15)
     best = {n: min(m, key=m.__getitem__) for n, m in medians.items()}
     changes = sum(best[a] != best[b] for a, b in zip(sizes, sizes[1:], strict=False))
 
@@ -176,6 +218,7 @@ def run(settings: Settings) -> CaseResult:
                 module.close()
         measured_streams[stream_name] = runs
     runs = measured_streams["shuffled"]
+    decided = decided_over_static(online, oracle, builds, streams["shuffled"], inputs, best)
     ratios = {
         stream: {
             mode: round(median(r[mode]["total_ns"] / r["oracle"]["total_ns"] for r in rs), 4)
@@ -214,12 +257,13 @@ def run(settings: Settings) -> CaseResult:
             for stream, rs in measured_streams.items()
         },
         "decisions_not_the_best": wrong,
+        "decided_over_static": decided,
     }
     print(
         f"  B8 {len(sizes)} lengths x {calls} calls, shuffled: warm start {warm_ratio:.3f}, "
         f"from scratch {scratch_ratio:.3f} of the oracle; phased: warm start "
         f"{ratios['phased']['warm']:.3f}, from scratch {ratios['phased']['scratch']:.3f}; "
-        f"best variant changes {changes} times",
+        f"best variant changes {changes} times; decided / static {decided['ratio']:.3f}",
         flush=True,
     )
     return CaseResult(

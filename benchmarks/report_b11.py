@@ -143,8 +143,9 @@ def b11_table(d: dict) -> list[str]:
         f"{'yes' if d.get('bf16_arithmetic') else 'no (its FMAs are f32 FMAs)'}"
         + _bf16_peak(d)
         + ". "
-        + f"Tuned (`tune-model --freeze`, {d['candidates_per_dispatch']} candidates per "
-        f"dispatch; it times on `local-task`): {built or '-'}. Results against numpy's: "
+        + f"Tuned (`tune-model --freeze --device {d['device']}`, "
+        f"{d['candidates_per_dispatch']} candidates per dispatch, timed where the builds "
+        f"run): {built or '-'}. Results against numpy's: "
         + (f"**differ** for {', '.join(wrong)}." if wrong else "every build agrees."),
     ]
     return lines

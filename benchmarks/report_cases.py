@@ -46,7 +46,7 @@ def reading(case: dict) -> str:
             f"Once committed, a call takes {d['overhead_ns']:+.0f} ns against the static "
             f"build ({d['online_median_us']:.2f} vs {d['static_median_us']:.2f} µs), "
             f"{_times(r)} its time, on a kernel where any overhead shows most.{also} Goal "
-            f"≤ 1.01: {goal}."
+            f"≤ 1.01: {goal}." + _b2_many(d)
         )
     if cid == "B3":
         same = "the same winner" if case.get("same_winner") else "**different winners**"
@@ -143,6 +143,7 @@ def reading(case: dict) -> str:
             f"{over['phased']['scratch']:.2f}x. The best variant changes "
             f"{d['best_changes']} times over the sizes. Goal ≤ 1.10: {goal}."
             + ("" if r <= 1.10 else _b8_why(d))
+            + _b8_decided(d)
         )
     if cid == "B9":
         goal = "met" if r <= d["goal"] else f"**missed** by {r / d['goal']:.1f}x"
@@ -211,6 +212,32 @@ def _b9_why(d: dict) -> str:
             "only."
         )
     return text
+
+
+def _b2_many(d: dict) -> str:
+    """Decided calls over many dynamic sizes (`many_sizes`)."""
+    many = d.get("many_sizes")
+    if not many:
+        return ""
+    return (
+        f" Over {many['lengths']} decided lengths of a dynamic group, shuffled, a call takes "
+        f"{many['ratio']:.3f}x the static build's ({many['online_median_us']:.2f} vs "
+        f"{many['static_median_us']:.2f} µs): each finds its length's choice in its site's "
+        "table of committed keys (1.30x with a table of the last 4 keys)."
+    )
+
+
+def _b8_decided(d: dict) -> str:
+    """What calls of decided sizes cost against static builds (`decided_over_static`)."""
+    decided = d.get("decided_over_static")
+    if not decided:
+        return ""
+    return (
+        f" Once every size is decided, the shuffled stream takes {decided['ratio']:.3f}x the "
+        f"time of the static build of each size's best variant ({decided['decided_ms']:.1f} "
+        f"against {decided['static_ms']:.1f} ms): each call finds its size's choice in "
+        "its site's table, without a host call."
+    )
 
 
 def _b8_why(d: dict) -> str:

@@ -17,6 +17,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from autotune_contracts import interface
 from autotune_dialect import flow, util
 from autotune_dialect.mlir_text import parse_attribute_text
+from lowering.committed import ChoiceGlobal, CommittedChoice
 from lowering.emitter import Emitter, locate_arguments
 from lowering.groups import Site, in_initializer, results_unused
 from lowering.policies import PolicyLowering, stored_choice_results
@@ -52,10 +53,10 @@ def lower_online(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue
     replaying it (BERT: 12 of the caller's 37 command buffers)."""
     key = [em.to_i64(w) for w in site.key]
     scope = state.site_scope(site.group)
-    slots = committed_choice_names(state, site, len(key), scope)
-    choice, hit = committed_choice(em, site, key, slots)
-    state.site_slots[site.op] = slots
-    stores = [slots, committed_choice_names(state, site, len(key))]
+    own = committed_choice_names(state, site, len(key), scope)
+    choice, hit = committed_choice(em, site, key, own)
+    state.site_choices[site.op] = own
+    stores = [own, committed_choice_names(state, site, len(key))]
     types = [r.type for r in site.op.results]
 
     def committed(e: Emitter) -> list[SSAValue]:
@@ -79,71 +80,35 @@ def lower_unexplored(state: LoweringState, em: Emitter, site: Site) -> list[SSAV
     return chain(em, variant, site)
 
 
-COMMITTED_KEYS = 4
-"""How many committed dynamic workload keys a site remembers, the most recently committed
-first: a call at any of them runs its variant without a host call. A call at another key
-goes to the exploration function, whose host `select` answers at once where the key is
-decided (the tuning cache, or a commit made earlier); the key then enters the table
-first and the oldest leaves it. Before, a site remembered one key: calls alternating
-between two decided sizes each went through the host (16.0 us a call against 12.7 us for
-the static build on a 13 us kernel, local-sync)."""
-
-
 def committed_choice(
-    em: Emitter, site: Site, key: list[SSAValue], slots: list[tuple[str, list[str]]]
+    em: Emitter, site: Site, key: list[SSAValue], store: CommittedChoice
 ) -> tuple[SSAValue, SSAValue]:
-    """The stored choice for the site's key and whether it is committed, read from the
-    globals of `slots` (`committed_choice_names`): for a dynamic key the first slot, and
-    each next one only where the one before does not hold the key (a call at the most
-    recent key reads what a table of one key read)."""
-    zero = em.i32(0)
-
-    def look_up(e: Emitter, index: int) -> list[SSAValue]:
-        choice_name, key_names = slots[index]
-        choice = e.value(util.GlobalLoadOp(choice_name, i32))
-        conditions = [e.cmp("sge", choice, zero)]
-        for name, value in zip(key_names, key if key_names else [], strict=True):
-            cached = e.value(util.GlobalLoadOp(name, i64))
-            conditions.append(e.cmp("eq", cached, value))
-        hit = e.all_of(conditions)
-        if index + 1 == len(slots):
-            return [choice, hit]
-        return e.if_(hit, [i32, hit.type], lambda t: [choice, hit], lambda f: look_up(f, index + 1))
-
-    choice, hit = look_up(em, 0)
-    return choice, hit
+    """The stored choice for the site's key and whether it is committed."""
+    return store.load(em, key)
 
 
 def committed_choice_names(
     state: LoweringState, site: Site, arity: int, scope: str = ""
-) -> list[tuple[str, list[str]]]:
-    """The globals of a committed choice, as slots of (choice global, workload globals):
-    one slot, the key's choice global, for a static key; for a dynamic key
-    `COMMITTED_KEYS` slots (`dyn<j>.choice` and one `dyn<j>.w<i>` per workload value),
-    the most recently committed first. The group's, or with a `scope`
+) -> CommittedChoice:
+    """Where a site's committed choices are: a static key's choice global; for a dynamic
+    key, a table (`ChoiceTable`). The group's, or with a `scope`
     (`LoweringState.site_scope`) one site's."""
     group = site.group
     if site.static_key is not None:
         index = group.key_index(site.static_key)
         if not scope:
-            return [(state.choice_global(group, index), [])]
-        return [(state.state_global(group, f"{scope}k{index}.choice", i32), [])]
-    return [
-        (
-            state.state_global(group, f"{scope}dyn{j}.choice", i32),
-            [state.state_global(group, f"{scope}dyn{j}.w{i}", i64) for i in range(arity)],
-        )
-        for j in range(COMMITTED_KEYS)
-    ]
+            return ChoiceGlobal(state.choice_global(group, index))
+        return ChoiceGlobal(state.state_global(group, f"{scope}k{index}.choice", i32))
+    return state.choice_table(group, f"{scope}committed", arity)
 
 
 def exploration_function(
-    state: LoweringState, site: Site, arity: int, stores: list[list[tuple[str, list[str]]]]
+    state: LoweringState, site: Site, arity: int, stores: list[CommittedChoice]
 ) -> str:
     """`util.func` (never inlined) taking a site's key and operands: it asks the host
     which variant to run, times it, checks its results against the reference's while
-    it is unvalidated, and stores the choice once the host commits one (first in each
-    table of `stores`, the slots of `committed_choice_names`)."""
+    it is unvalidated, and stores the choice once the host commits one (in each of
+    `stores`: `committed_choice_names`)."""
 
     def body(em: Emitter, inner: Site, leading: list[SSAValue], _) -> list[SSAValue]:
         results = explore(state, em, inner, leading, stores)
@@ -193,7 +158,7 @@ def explore(
     em: Emitter,
     site: Site,
     key: list[SSAValue],
-    stores: list[list[tuple[str, list[str]]]],
+    stores: list[CommittedChoice],
 ) -> list[SSAValue]:
     group = site.group
     arity = len(key)
@@ -203,23 +168,8 @@ def explore(
     done = em.cmp("ne", committed, em.i32(0))
 
     def commit(c: Emitter) -> list[SSAValue]:
-        for slots in stores:
-            # each slot takes the one before it; the first, the committed key. What a slot
-            # takes passes a barrier: IREE folds a global only ever stored what another
-            # global holds into that one (the four slots became one)
-            for (choice_name, key_names), (older, older_keys) in reversed(
-                list(zip(slots[1:], slots[:-1], strict=True))
-            ):
-                loads = [util.GlobalLoadOp(older, i32)]
-                loads += [util.GlobalLoadOp(source, i64) for source in older_keys]
-                values = [c.value(load) for load in loads]
-                kept = c.add(util.OptimizationBarrierOp(values)).results
-                for name, value in zip([choice_name, *key_names], kept, strict=True):
-                    c.add(util.GlobalStoreOp(value, name))
-            choice_name, key_names = slots[0]
-            c.add(util.GlobalStoreOp(variant, choice_name))
-            for name, value in zip(key_names, key if key_names else [], strict=True):
-                c.add(util.GlobalStoreOp(value, name))
+        for store in stores:
+            store.store(c, key, variant)
         return []
 
     em.if_(done, [], commit)

@@ -19,7 +19,7 @@ A site with a dynamic workload key takes the fast path too where the function co
 the key from its arguments alone, in its entry block (`arith` ops and the dimensions of
 its tensors or buffer views, as a model exported with a dynamic batch has): the new entry
 block computes the key again; an online site counts as choosing its expected variant when
-one of its committed keys (`exploration.COMMITTED_KEYS`) is this key, committed to that
+its table of committed keys (`exploration.ChoiceTable`) holds this key, committed to that
 variant (a key not yet committed runs the lowered body, which explores it), an explicit
 or init site when its stored choice for the key is that variant. Without this, the
 committed sites of a dynamic model each ended an execution region: MobileNetV2 with a
@@ -36,7 +36,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import cf
-from xdsl.dialects.builtin import i32
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -198,15 +197,14 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
             key = site.key
             if site.static_key is None:
                 key = _computed_again(em, plan.key_ops[site.op], key, again)
-            slots = state.site_slots.get(site.op, [])
             if group.policy == Policy.ONLINE and site.static_key is None:
-                # the key committed, in one of the site's slots, to the expected variant
+                # the key committed, in the site's table, to the expected variant
                 held = [em.to_i64(value) for value in key]
-                choice, hit = committed_choice(em, site, held, slots)
+                choice, hit = committed_choice(em, site, held, state.site_choices[site.op])
                 conditions.append(em.all_of([hit, em.cmp("eq", choice, expected)]))
                 continue
-            if group.policy == Policy.ONLINE:  # its one slot: the key's committed choice
-                choice = em.value(util.GlobalLoadOp(slots[0][0], i32))
+            if group.policy == Policy.ONLINE:  # the key's committed choice
+                choice, _ = committed_choice(em, site, [], state.site_choices[site.op])
             else:  # the key's stored choice; unset (negative) runs the reference
                 choice = stored_variant(state, em, site, key)
             conditions.append(em.cmp("eq", choice, expected))

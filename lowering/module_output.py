@@ -96,6 +96,7 @@ def finish_module(state: LoweringState) -> None:
             )
         new_ops.append(declaration)
     new_ops += state.globals.values()
+    new_ops += state.initializers
     if any(g.policy != Policy.STATIC for g in state.groups.values()):
         name = state.fresh(interface.METADATA_FUNCTION)
         meta = util.FuncOp(name, ([], []), None, "public")

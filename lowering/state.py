@@ -13,6 +13,7 @@ from autotune_contracts.policy import Policy
 from autotune_dialect import util
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.interop import symbol_name
+from lowering.committed import ChoiceTable, CommittedChoice
 from lowering.emitter import Emitter
 from lowering.groups import Group
 
@@ -43,9 +44,15 @@ class LoweringState:
     """Outlined functions made so far, numbering their names."""
     online_sites: dict[int, int] = field(default_factory=dict)
     """Per group (by gid), the online sites given globals of their own so far."""
-    site_slots: dict[Operation, list[tuple[str, list[str]]]] = field(default_factory=dict)
-    """Per online site lowered (its op), the committed-choice globals it reads: one slot
-    (its choice) for a static key, (choice, workload values) slots for a dynamic one."""
+    site_choices: dict[Operation, CommittedChoice] = field(default_factory=dict)
+    """Per online site lowered (its op), where it reads its committed choices
+    (`exploration.committed_choice_names`: a global, or a table for a dynamic key)."""
+    tables: dict[tuple[int, str], ChoiceTable] = field(default_factory=dict)
+    """The tables of committed dynamic keys made so far (`choice_table`), by (gid, name);
+    each is made by an initializer of its own (`initializers`)."""
+    initializers: list[Operation] = field(default_factory=list)
+    """The initializers of state globals, added after the globals, before every other
+    initializer of the module."""
 
     @classmethod
     def of(cls, module: ModuleOp, default_policy: Policy, base_dir: Path | None) -> LoweringState:
@@ -83,6 +90,21 @@ class LoweringState:
         index = self.online_sites.get(group.gid, 0)
         self.online_sites[group.gid] = index + 1
         return f"s{index}."
+
+    def choice_table(self, group: Group, suffix: str, arity: int) -> ChoiceTable:
+        """The table of a group's committed dynamic keys (`committed.ChoiceTable`): a
+        global `!util.list<i64>` made at load by an initializer (made on first use)."""
+        key = (group.gid, suffix)
+        if key not in self.tables:
+            name = self.fresh(group.symbol(suffix))
+            table_global = util.GlobalOp(name, util.list_type("i64"), None, True)
+            table_global.location = group.location(f"@{name}")
+            self.globals[key] = table_global
+            table = self.tables[key] = ChoiceTable(name, arity)
+            initializer = table.initializer()
+            initializer.location = table_global.location
+            self.initializers.append(initializer)
+        return self.tables[key]
 
     def choice_global(self, group: Group, key_index: int) -> str:
         """The global holding a key's chosen variant, negative until one is chosen."""

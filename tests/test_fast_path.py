@@ -195,15 +195,16 @@ def test_calls_run_the_committed_choices_on_either_path(vmfb, tmp_path, choices)
 @pytest.mark.parametrize("policy", ["online", "explicit"])
 def test_a_function_computing_its_dynamic_keys_from_its_arguments_has_a_fast_path(policy):
     """Sites with a dynamic workload key: the entry block computes the key again (the
-    argument's length) and takes the straight copy when each online site's committed keys
-    hold it, committed to the expected variant, or each explicit site's stored choice for
-    it is the expected variant."""
+    argument's length) and takes the straight copy when each online site's table of
+    committed keys holds it, committed to the expected variant, or each explicit site's
+    stored choice for it is the expected variant."""
     text = tagged_chain_module([1, 2, 0], dynamic=True, workloads=[SIZE])
     lowered = lower_to_iree(text, policy, locations=False)
     entry, fast, _ = _blocks(function_text(lowered, "run"))
     assert "tensor.dim %arg0" in entry and "cf.cond_br" in entry and "flow.dispatch" not in entry
-    for g in range(3):  # every committed slot of every online site is read
-        assert all((f"g{g}.add.s0.dyn{j}.w0" in entry) == (policy == "online") for j in range(4))
+    for g in range(3):  # every online site's table is read, at the key's slot
+        assert (f"@__autotune.g{g}.add.s0.committed" in entry) == (policy == "online")
+    assert entry.count("util.list.get") == (3 * 2 if policy == "online" else 0)
     assert "util.call @run__autotune_expected" in fast
     copy = function_text(lowered, "run__autotune_expected")
     dispatched = [
