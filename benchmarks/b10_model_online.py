@@ -343,7 +343,13 @@ def reading(d: dict, ratio: float) -> str:
 def _why(d: dict) -> str:
     fast = (
         "every group settled on its `expected` variant (offline tuning's winner), so the "
-        "function ran its fast path, one straight-line region as the frozen build's"
+        "function ran its fast path, one straight-line region as the frozen build's. The "
+        "fast path still costs more than a static build (the chain below); one known part: "
+        "IREE hoists the loads of every memoized command buffer of the function, those of "
+        "the lowered body's branches too (the chain: 30), to the function's entry, so that "
+        "each call loads and releases them (with the lowered body in a function of its own "
+        "they would stay off the fast path, but iree-compile 3.13 then fails, `failed to "
+        "solve for timepoint coverage`, from 5 groups in a function)"
         if d.get("decisions_as_expected") == d["groups"]
         else f"{d.get('decisions_as_expected', 0)} of {d['groups']} groups settled on their "
         "`expected` variant (offline tuning's winner): the function runs its fast path only "
