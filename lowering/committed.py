@@ -34,10 +34,12 @@ class ChoiceGlobal:
     name: str
 
     def load(self, em: Emitter, key: list[SSAValue]) -> tuple[SSAValue, SSAValue]:
+        """The choice stored (an `i32`) and whether it is committed (an `i1`)."""
         choice = em.value(util.GlobalLoadOp(self.name, i32))
         return choice, em.cmp("sge", choice, em.i32(0))
 
     def store(self, em: Emitter, key: list[SSAValue], variant: SSAValue) -> None:
+        """Commit `variant` (an `i32`)."""
         em.add(util.GlobalStoreOp(variant, self.name))
 
 
@@ -68,6 +70,8 @@ class ChoiceTable:
         return em.binary(arith.AddiOp, first, em.const(offset, IndexType()))
 
     def load(self, em: Emitter, key: list[SSAValue]) -> tuple[SSAValue, SSAValue]:
+        """The choice stored in `key`'s slot and whether the slot holds `key` (the key's
+        values as `i64`)."""
         table, first = self._slot(em, key)
         held = em.value(util.ListGetOp(table, first, i64))
         conditions = [em.cmp("sgt", held, em.i64(0))]
@@ -78,6 +82,7 @@ class ChoiceTable:
         return em.value(arith.TruncIOp(choice, i32)), em.all_of(conditions)
 
     def store(self, em: Emitter, key: list[SSAValue], variant: SSAValue) -> None:
+        """Commit `variant` at `key`: the key takes its slot."""
         table, first = self._slot(em, key)
         held = em.binary(arith.AddiOp, em.value(arith.ExtSIOp(variant, i64)), em.i64(1))
         em.add(util.ListSetOp(table, first, held))

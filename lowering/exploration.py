@@ -53,10 +53,10 @@ def lower_online(state: LoweringState, em: Emitter, site: Site) -> list[SSAValue
     replaying it (BERT: 12 of the caller's 37 command buffers)."""
     key = [em.to_i64(w) for w in site.key]
     scope = state.site_scope(site.group)
-    own = committed_choice_names(state, site, len(key), scope)
-    choice, hit = committed_choice(em, site, key, own)
+    own = committed_choices(state, site, len(key), scope)
+    choice, hit = own.load(em, key)
     state.site_choices[site.op] = own
-    stores = [own, committed_choice_names(state, site, len(key))]
+    stores = [own, committed_choices(state, site, len(key))]
     types = [r.type for r in site.op.results]
 
     def committed(e: Emitter) -> list[SSAValue]:
@@ -75,19 +75,12 @@ def lower_unexplored(state: LoweringState, em: Emitter, site: Site) -> list[SSAV
     call of an outlined exploration function whose results it drops, and timing or
     checking results nobody reads tells nothing."""
     key = [em.to_i64(w) for w in site.key]
-    choice, hit = committed_choice(em, site, key, committed_choice_names(state, site, len(key)))
+    choice, hit = committed_choices(state, site, len(key)).load(em, key)
     variant = em.select(hit, choice, em.i32(site.group.default_index))
     return chain(em, variant, site)
 
 
-def committed_choice(
-    em: Emitter, site: Site, key: list[SSAValue], store: CommittedChoice
-) -> tuple[SSAValue, SSAValue]:
-    """The stored choice for the site's key and whether it is committed."""
-    return store.load(em, key)
-
-
-def committed_choice_names(
+def committed_choices(
     state: LoweringState, site: Site, arity: int, scope: str = ""
 ) -> CommittedChoice:
     """Where a site's committed choices are: a static key's choice global; for a dynamic
@@ -108,7 +101,7 @@ def exploration_function(
     """`util.func` (never inlined) taking a site's key and operands: it asks the host
     which variant to run, times it, checks its results against the reference's while
     it is unvalidated, and stores the choice once the host commits one (in each of
-    `stores`: `committed_choice_names`)."""
+    `stores`: `committed_choices`)."""
 
     def body(em: Emitter, inner: Site, leading: list[SSAValue], _) -> list[SSAValue]:
         results = explore(state, em, inner, leading, stores)

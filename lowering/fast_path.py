@@ -44,7 +44,6 @@ from autotune_dialect import util
 from autotune_dialect.interop import op_name
 from autotune_dialect.mlir_text import parse_attribute_text
 from lowering.emitter import Emitter, locate_arguments
-from lowering.exploration import committed_choice
 from lowering.groups import Site, generated_location, in_initializer, results_unused
 from lowering.policies import stored_variant
 from lowering.state import LoweringState
@@ -200,11 +199,11 @@ def finish_fast_paths(state: LoweringState, plans: list[FastPath]) -> None:
             if group.policy == Policy.ONLINE and site.static_key is None:
                 # the key committed, in the site's table, to the expected variant
                 held = [em.to_i64(value) for value in key]
-                choice, hit = committed_choice(em, site, held, state.site_choices[site.op])
+                choice, hit = state.site_choices[site.op].load(em, held)
                 conditions.append(em.all_of([hit, em.cmp("eq", choice, expected)]))
                 continue
             if group.policy == Policy.ONLINE:  # the key's committed choice
-                choice, _ = committed_choice(em, site, [], state.site_choices[site.op])
+                choice, _ = state.site_choices[site.op].load(em, [])
             else:  # the key's stored choice; unset (negative) runs the reference
                 choice = stored_variant(state, em, site, key)
             conditions.append(em.cmp("eq", choice, expected))

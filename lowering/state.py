@@ -46,7 +46,7 @@ class LoweringState:
     """Per group (by gid), the online sites given globals of their own so far."""
     site_choices: dict[Operation, CommittedChoice] = field(default_factory=dict)
     """Per online site lowered (its op), where it reads its committed choices
-    (`exploration.committed_choice_names`: a global, or a table for a dynamic key)."""
+    (`exploration.committed_choices`: a global, or a table for a dynamic key)."""
     tables: dict[tuple[int, str], ChoiceTable] = field(default_factory=dict)
     """The tables of committed dynamic keys made so far (`choice_table`), by (gid, name);
     each is made by an initializer of its own (`initializers`)."""

@@ -177,7 +177,7 @@ def test_a_second_run_builds_only_what_no_run_built_and_keeps_the_same_variants(
     assert json.loads(second.to_json())["jobs"]["cached"] == CANDIDATES
     line = next(x for x in summary_lines(second) if x.startswith("compiled "))
     assert line.startswith(f"compiled {CANDIDATES} candidates in ")
-    assert f"({CANDIDATES} from the compile cache {folder}), benchmarked in " in line
+    assert f"({CANDIDATES} from the compile cache {folder}), benchmarked on local-task in " in line
 
 
 def test_a_damaged_entry_is_built_again_and_replaced(tmp_path, builds):
