@@ -545,7 +545,7 @@ def _measure_gains(
             base_flags,
             expected=False,
         )
-        found = dispatch_gains(explicit, function.name, inputs, plan, tuning_device(options))
+        found = dispatch_gains(explicit, function.name, inputs, plan, report.device)
     except (DiagnosticError, RuntimeError) as err:
         report.notes.append(f"the tuned dispatches' gains in the model were not measured: {err}")
         return []

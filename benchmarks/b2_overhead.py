@@ -40,8 +40,8 @@ from benchmarks.common import (
     interleaved,
     load_module,
     median,
-    no_gc,
     raw_function,
+    side_by_side,
     time_in_process,
     tune_online,
 )
@@ -128,14 +128,9 @@ def many_sizes(settings: Settings, rounds: int) -> dict:
         for function, arg in zip(functions, args, strict=True):
             function(arg[n])
     stream = [int(n) for n in np.random.default_rng(0).permutation(sizes * rounds)]
-    times: list[list[int]] = [[], []]
-    clock = time.perf_counter_ns
-    with no_gc():
-        for i, n in enumerate(stream):
-            for which in (0, 1) if i % 2 else (1, 0):
-                start = clock()
-                functions[which](args[which][n])
-                times[which].append(clock() - start)
+    times = side_by_side(
+        [lambda n, f=f, a=a: f(a[n]) for f, a in zip(functions, args, strict=True)], stream
+    )
     asked = sum(s["explored_calls"] for s in online.stats())
     for module in modules:
         module.close()

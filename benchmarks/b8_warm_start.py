@@ -45,6 +45,7 @@ from benchmarks.common import (
     median,
     no_gc,
     raw_function,
+    side_by_side,
 )
 from benchmarks.kernels import CROSSING_VARIANTS, crossing_module
 
@@ -164,21 +165,22 @@ def decided_over_static(
     for n in inputs:
         calls["decided"](args["decided"][n])
         calls[best[n]](args[best[n]][n])
-    totals = {"decided": 0, "static": 0}
-    clock = time.perf_counter_ns
-    with no_gc():
-        for i, n in enumerate(stream):
-            pair = [("decided", "decided"), ("static", best[n])]
-            for label, name in pair if i % 2 else pair[::-1]:
-                start = clock()
-                calls[name](args[name][n])
-                totals[label] += clock() - start
+    on_decided, on_static = (
+        sum(t)
+        for t in side_by_side(
+            [
+                lambda n: calls["decided"](args["decided"][n]),
+                lambda n: calls[best[n]](args[best[n]][n]),
+            ],
+            stream,
+        )
+    )
     for module in (decided, *statics.values()):
         module.close()
     return {
-        "decided_ms": round(totals["decided"] / 1e6, 2),
-        "static_ms": round(totals["static"] / 1e6, 2),
-        "ratio": round(totals["decided"] / totals["static"], 4),
+        "decided_ms": round(on_decided / 1e6, 2),
+        "static_ms": round(on_static / 1e6, 2),
+        "ratio": round(on_decided / on_static, 4),
     }
 
 

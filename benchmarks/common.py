@@ -200,6 +200,23 @@ def interleaved(
     return times
 
 
+def side_by_side(calls: list[Callable[[int], object]], stream: list[int]) -> list[list[int]]:
+    """Nanoseconds of each of `calls` on each element of `stream` (a workload: a size),
+    every element called on all of them before the next, the order reversed every other
+    element; per callable, in the order of the stream."""
+    times: list[list[int]] = [[] for _ in calls]
+    order = list(range(len(calls)))
+    clock = time.perf_counter_ns
+    with no_gc():
+        for position, n in enumerate(stream):
+            for i in order if position % 2 else order[::-1]:
+                call = calls[i]
+                start = clock()
+                call(n)
+                times[i].append(clock() - start)
+    return times
+
+
 def _nothing() -> None:
     return None
 

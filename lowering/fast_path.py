@@ -19,7 +19,7 @@ A site with a dynamic workload key takes the fast path too where the function co
 the key from its arguments alone, in its entry block (`arith` ops and the dimensions of
 its tensors or buffer views, as a model exported with a dynamic batch has): the new entry
 block computes the key again; an online site counts as choosing its expected variant when
-its table of committed keys (`exploration.ChoiceTable`) holds this key, committed to that
+its table of committed keys (`committed.ChoiceTable`) holds this key, committed to that
 variant (a key not yet committed runs the lowered body, which explores it), an explicit
 or init site when its stored choice for the key is that variant. Without this, the
 committed sites of a dynamic model each ended an execution region: MobileNetV2 with a
