@@ -69,12 +69,19 @@ class Operand:
 
 @dataclass(frozen=True)
 class BenchModule:
-    """A dispatch alone: the module text, its kernel function, its operands."""
+    """A dispatch alone: the module text (`@bench` dispatches it once), its kernel
+    function, its operands, and how many times a call runs the dispatch (`repeat`: IREE
+    repeats it in the call's command buffer when built with `flags`)."""
 
     text: str
     kernel: str
     operands: tuple[Operand, ...]
     repeat: int
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The iree-compile flags the module is built with."""
+        return (f"--iree-hal-benchmark-dispatch-repeat-count={self.repeat}",)
 
 
 _DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16", "i1": "bool"}
@@ -100,11 +107,21 @@ def numpy_dtype(element) -> str | None:
     return None
 
 
+# Dispatches per call of `@bench`, repeated in the call's one command buffer, so that its
+# fixed cost (a submission and the host's wait: ~60 us on local-task, more than most of a
+# model's dispatches take) is shared by all. (Copies of the dispatch in the text, kept
+# apart by barriers, each waited on the host: 65-70 us a dispatch on local-task whatever
+# its work, against 8-15 us for the same kernels repeated so.)
+REPEAT = 16
+
+
 def bench_module(
-    model: ModuleOp, dispatch: DispatchOp, values: dict[SSAValue, int], repeat: int = 4
+    model: ModuleOp, dispatch: DispatchOp, values: dict[SSAValue, int], repeat: int = REPEAT
 ) -> BenchModule | str:
     """The bench module of a dispatch, or why it cannot be made. `@bench` runs the
-    dispatch `repeat` times on the same inputs (so that one call's fixed cost is shared)."""
+    dispatch `repeat` times on the same inputs, in one command buffer (`BenchModule.flags`).
+    A dispatch that writes into an operand (tied) then works on its own results from the
+    second time on, as a model's in-place dispatch does on another's."""
     entry = dispatch.entry_point
     executable = lookup_symbol(dispatch, type(entry)(entry.root_reference))
     export = lookup_symbol(dispatch, entry)
@@ -152,29 +169,18 @@ def bench_module(
     workload = [constant(w) for w in dispatch.workload]
     result_dims = [constant(d) for d in dispatch.result_dims]
     argument_dims = [constant(d) for dims in arg_dims for d in dims]
-    previous: list[SSAValue] = []  # the previous copy's results
-    for _ in range(repeat):
-        # A barrier per copy: identical dispatches on identical operands would be merged.
-        # The previous copy's results go through it too, so that the copies run one after
-        # the other (as a model's dispatches do), not side by side. Only the last copy's
-        # results are returned: returning every copy's kept the buffers of all but one
-        # alive after each call (3 results' worth per call, without end).
-        barrier = util.OptimizationBarrierOp([*block.args, *previous])
-        block.add_op(barrier)
-        fresh = barrier.results[: len(block.args)]
-        mapping: dict[SSAValue, SSAValue] = {**scalars, **dict(zip(tensors, fresh, strict=True))}
-        call = DispatchOp(
-            entry,
-            workload,
-            [mapping[a] for a in dispatch.arguments],
-            argument_dims,
-            [r.type for r in dispatch.outputs],
-            result_dims,
-            dispatch.tied_operand_indices(),
-        )
-        block.add_op(call)
-        previous = list(call.results)
-    results = previous
+    mapping: dict[SSAValue, SSAValue] = {**scalars, **dict(zip(tensors, block.args, strict=True))}
+    call = DispatchOp(
+        entry,
+        workload,
+        [mapping[a] for a in dispatch.arguments],
+        argument_dims,
+        [r.type for r in dispatch.outputs],
+        result_dims,
+        dispatch.tied_operand_indices(),
+    )
+    block.add_op(call)
+    results = list(call.results)
     block.add_op(util.ReturnOp(results))
     function = util.FuncOp(
         BENCH_FUNCTION,

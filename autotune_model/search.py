@@ -48,7 +48,7 @@ class CandidateBuilds:
         self, pairs: Sequence[tuple[Tunable, Candidate]], flags: tuple[str, ...]
     ) -> dict[tuple[str, str], Compiled]:
         """Every (dispatch, candidate) built alone: (export, candidate name) -> the outcome."""
-        jobs = [CompileJob(t.export, c, t.bench, flags) for t, c in pairs]
+        jobs = [CompileJob(t.export, c, t.bench, (*flags, *t.bench.flags)) for t, c in pairs]
         if not jobs:
             return {}
         started = time.perf_counter()
