@@ -58,35 +58,47 @@ def timings_against_stock(*ratios: float, seen: list | None = None):
     return time_loads
 
 
-def data_tiling_timed_fastest(timed: list):
-    """A `timed_ratio` under which the first option set timed (data tiling) takes 0.5x
-    the stock build's time and every later one 0.9x; the builds timed go to `timed`."""
+def data_tiling_timed_fastest(timed: list, first: float = 0.5, later: float = 0.9):
+    """A `timed_ratio` under which the first option set timed (data tiling) takes `first`
+    of the stock build's time and every later one `later`; the builds timed go to
+    `timed`."""
 
     def fake_ratio(function, inputs, device):
         def ratio(stock: bytes, other: bytes) -> list[float]:
             timed.append(other)
-            return [0.5 if len(timed) == 1 else 0.9] * 3
+            return [first if len(timed) == 1 else later] * 3
 
         return ratio
 
     return fake_ratio
 
 
-def tuned_with_data_tiling_chosen(monkeypatch, *against_stock: float, seen: list | None = None):
-    """The MLP tuned under `--base auto` with data tiling timed 0.5x the stock build, the
-    other sets 0.9x, the guard's timing (against that build) at 1.0, and the last timing
-    against the stock build measuring `against_stock` in its loads (no gains in the
+def tuned_with_data_tiling_chosen(
+    monkeypatch,
+    *against_stock: float,
+    seen: list | None = None,
+    untuned: float = 0.5,
+    stock_tuned: tuple[float, ...] = (),
+):
+    """The MLP tuned under `--base auto` with data tiling timed `untuned` of the stock
+    build's time, the other sets 1.2x, the guard's timing (against that build) at 1.0, and
+    the last timing against the stock build measuring `against_stock` in its loads, then
+    `stock_tuned` for the stock build's dispatches tuned, where they are (no gains in the
     model measured)."""
     import autotune_model.pipeline as pipeline
 
     def fake_time_model(stock, tuned, function, inputs, policy, device):
         return ModelTiming(function, 1000.0, 1000.0, 10)
 
-    monkeypatch.setattr(pipeline, "timed_ratio", data_tiling_timed_fastest([]))
+    in_turn = iter([against_stock, stock_tuned])
+
+    def time_loads(*args):
+        return timings_against_stock(*next(in_turn), seen=seen)(*args)
+
+    later = 0.9 if untuned == 0.5 else 1.2  # not taken: no two sets close
+    monkeypatch.setattr(pipeline, "timed_ratio", data_tiling_timed_fastest([], untuned, later))
     monkeypatch.setattr(pipeline, "time_model", fake_time_model)
-    monkeypatch.setattr(
-        pipeline, "time_model_loads", timings_against_stock(*against_stock, seen=seen)
-    )
+    monkeypatch.setattr(pipeline, "time_model_loads", time_loads)
     # The gains in the model would be timed for real (a small MLP's noise could leave
     # every winner out); the option set's choice is what these tests look at.
     options = replace(SMALL, time_model=True, dispatch_gains=False)
@@ -120,6 +132,51 @@ def test_a_module_built_with_other_options_that_is_slower_than_the_stock_build_g
         got = module.function("mlp")(*args)
     want = mlp_reference(args)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+
+
+def test_a_set_little_faster_than_the_stock_build_has_the_stock_build_tuned_too(monkeypatch):
+    """Data tiling took 0.9x the stock build's time untuned (at least `STOCK_TUNED_TOO`),
+    and its tuned module 0.9x; the stock build's dispatches are tuned too, and their module
+    (0.7x the stock build over fresh loads) is kept, with both runs' work counted."""
+    from autotune_model.pipeline import STOCK_TUNED_TOO
+
+    assert 0.9 >= STOCK_TUNED_TOO > 0.5
+    seen: list = []
+    tuned = tuned_with_data_tiling_chosen(
+        monkeypatch, 0.9, 0.9, 0.9, seen=seen, untuned=0.9, stock_tuned=(0.7, 0.7, 0.7)
+    )
+    report = tuned.report
+    assert len(seen) == 2 and seen[0][0] == seen[1][0] and seen[0][1] != seen[1][1]
+    assert seen[1][1] == tuned.vmfb  # the module kept is the one timed second
+    assert report.base.name == STOCK and report.base.ratios["data-tiling"] == 0.9
+    exports = [d.export for d in report.dispatches]
+    assert exports and all("_matmul_" in e for e in exports), exports
+    assert "mmt4d" not in tuned.lowered
+    note = next(n for n in report.notes if "tuned too" in n)
+    assert "0.700x the stock build's time against 0.900x" in note
+    assert note.endswith("kept: the stock build's, tuned")
+    assert report.jobs.compiled >= 8
+    args = mlp_inputs()
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        got = module.function("mlp")(*args)
+    want = mlp_reference(args)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+
+
+def test_a_set_whose_tuned_module_stays_faster_is_kept_after_the_stock_build_tuned_too(
+    monkeypatch,
+):
+    seen: list = []
+    tuned = tuned_with_data_tiling_chosen(
+        monkeypatch, 0.8, 0.8, 0.8, seen=seen, untuned=0.9, stock_tuned=(0.95, 0.95, 0.95)
+    )
+    report = tuned.report
+    assert len(seen) == 2 and seen[0][1] == tuned.vmfb
+    assert report.base.name == "data-tiling" and report.base.tuned_over_stock == [0.8] * 3
+    assert all("mmt4d" in d.export for d in report.dispatches)
+    note = next(n for n in report.notes if "tuned too" in n)
+    assert note.endswith("kept: data-tiling's") and "0.950x" in note
+    assert report.jobs.compiled >= 8  # both runs' candidates
 
 
 def test_a_module_built_with_other_options_that_beats_the_stock_build_stands(monkeypatch):
