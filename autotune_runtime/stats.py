@@ -62,7 +62,8 @@ from autotune_contracts.stop_rule import StopRule
 _MAD_TO_SIGMA = 1.4826
 _MEDIAN_EFFICIENCY = 1.2533  # standard error of the median / of the mean, normal data
 EXACT_SPREAD = 64
-"""Up to this many samples, a variant's spread is recomputed at every sample."""
+"""Up to this many samples, a variant's spread and fast runs are recomputed at every
+sample."""
 SPREAD_REFRESH = 1.0 / 32
 """Beyond that, once the samples have grown by this share since the last recomputation."""
 FAST_QUANTILE = 0.25
@@ -75,10 +76,11 @@ class VariantStats:
 
     Kept so that each new sample costs a time independent of how many there are: the
     median from two heaps (the lower half, negated, and the upper half), the minimum as it
-    goes, and the spread recomputed from every sample only while there are at most
-    `EXACT_SPREAD` samples or once their count has grown by `SPREAD_REFRESH` since the last
-    recomputation (so the stop rule's spread lags by at most that share of the samples,
-    and all recomputations together visit each sample a bounded number of times)."""
+    goes, and the spread and the fast runs (`fast_runs`) recomputed from every sample only
+    while there are at most `EXACT_SPREAD` samples or once their count has grown by
+    `SPREAD_REFRESH` since the last recomputation (so the stop rule's statistics lag by at
+    most that share of the samples, and all recomputations together visit each sample a
+    bounded number of times)."""
 
     runs: int = 0
     samples: list[float] = field(default_factory=list)
@@ -97,6 +99,8 @@ class VariantStats:
     _cold_minimum: float = field(default=math.inf, repr=False)
     _spread: float = field(default=0.0, repr=False)
     _spread_at: int = field(default=0, repr=False)
+    _fast: float = field(default=math.inf, repr=False)
+    _fast_at: int = field(default=0, repr=False)
 
     def reject(self) -> None:
         """Its results disagree with the reference variant's: never choose it."""
@@ -153,8 +157,11 @@ class VariantStats:
         that found the device ready."""
         if not self.samples or self.failed:
             return math.inf
-        ordered = sorted(self.samples)
-        return ordered[int(FAST_QUANTILE * (len(ordered) - 1))]
+        if self._due(self._fast_at):
+            ordered = sorted(self.samples)
+            self._fast = ordered[int(FAST_QUANTILE * (len(ordered) - 1))]
+            self._fast_at = len(ordered)
+        return self._fast
 
     @property
     def spread(self) -> float:
@@ -163,13 +170,16 @@ class VariantStats:
         n = len(self.samples)
         if n < 2:
             return 0.0
-        if n != self._spread_at and (
-            n <= EXACT_SPREAD or n >= self._spread_at * (1.0 + SPREAD_REFRESH)
-        ):
+        if self._due(self._spread_at):
             m = self._median()
             self._spread = statistics.median(abs(s - m) for s in self.samples)
             self._spread_at = n
         return self._spread
+
+    def _due(self, at: int) -> bool:
+        """Whether a statistic last computed on `at` samples is computed again now."""
+        n = len(self.samples)
+        return n != at and (n <= EXACT_SPREAD or n >= at * (1.0 + SPREAD_REFRESH))
 
     def standard_error(self, noise_floor: float) -> float:
         n = len(self.samples)

@@ -5,6 +5,7 @@ runtime prefers the expected variant among tied ones."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -174,6 +175,35 @@ def test_the_expected_variant_is_left_only_when_its_fast_runs_are_slower_too(fas
     state = tuner.states[(0, ())]
     assert state.variants[1].median > 2.0 * state.variants[0].median
     assert group.variants[state.decision] == chosen
+
+
+def test_the_fast_runs_are_recomputed_as_the_spread_is():
+    """Exact at every sample up to `EXACT_SPREAD`, then the lower quartile of at least all
+    but `SPREAD_REFRESH` of the samples, recomputed a few times per doubling (sorting them
+    at every sample made a key's tuning quadratic in its samples)."""
+    import bisect
+
+    from autotune_runtime.stats import EXACT_SPREAD, FAST_QUANTILE, SPREAD_REFRESH
+
+    values = [float(x) for x in np.random.default_rng(0).permutation(np.arange(1, 4001))]
+    ordered: list[float] = []
+    quartile = [math.inf]  # of the first m samples, by m
+    for value in values:
+        bisect.insort(ordered, value)
+        quartile.append(ordered[int(FAST_QUANTILE * (len(ordered) - 1))])
+    v = VariantStats()
+    changes = 0
+    last = math.inf
+    for n, value in enumerate(values, 1):
+        v.add(value, 0)
+        fast = v.fast_runs()
+        if n <= EXACT_SPREAD:
+            assert fast == quartile[n]
+        else:
+            assert fast in quartile[math.ceil(n / (1 + SPREAD_REFRESH)) : n + 1], n
+            changes += fast != last
+        last = fast
+    assert changes <= 2 * math.log(len(values) / EXACT_SPREAD) / math.log(1 + SPREAD_REFRESH)
 
 
 def tags(choices: list[int]) -> float:
