@@ -83,6 +83,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         tolerance=args.tolerance,
         time_model=not args.no_timing,
         base=args.base,
+        data_movement=not args.skip_data_movement,
         compile_cache=not args.no_compile_cache,
         compile_cache_folder=args.compile_cache,
         device=args.device,
@@ -181,6 +182,13 @@ def add_command(sub) -> None:
         help="IREE's whole-compilation options to build with: the fastest of stock, "
         "data-tiling and data-tiling+ukernels, timed against the stock build (auto, "
         "the default on llvm-cpu where the model is timed), or one of them",
+    )
+    tune.add_argument(
+        "--skip-data-movement",
+        action="store_true",
+        help="leave the dispatches that only move data or do elementwise work (packs, "
+        "unpacks, im2col gathers, transposes, copies) as IREE builds them: fewer candidates "
+        "to build, less gained (default: every dispatch IREE configures is tuned)",
     )
     tune.add_argument(
         "--ray",

@@ -161,13 +161,20 @@ def check_generated_code(target: str, arch: str | None) -> None:
         )
 
 
-def worth_tuning(config: DispatchConfig) -> bool:
-    """Whether a dispatch's root is a contraction, convolution or reduction (it has a
-    reduction tile, or is a named op of that kind); elementwise work is left as it is."""
+def moves_data(config: DispatchConfig) -> bool:
+    """Whether a dispatch's root moves data or does elementwise work (a pack, an unpack, an
+    im2col gather, a transpose, a copy): not a contraction, convolution or reduction (no
+    reduction tile, and not a named op of that kind)."""
     if any(word in config.root_op for word in ROOT_OP_WORDS):
-        return True
+        return False
     lists = tile_lists(config.lowering_config)
-    return any(t > 0 for name in ("vector_reduction", "reduction") for t in lists.get(name, []))
+    return not any(t > 0 for name in ("vector_reduction", "reduction") for t in lists.get(name, []))
+
+
+def worth_tuning(config: DispatchConfig, options: TuneOptions) -> bool:
+    """Whether a dispatch is tuned: every one IREE configures, or only those that compute
+    (a contraction, convolution or reduction) with `data_movement` off."""
+    return options.data_movement or not moves_data(config)
 
 
 def device_available(device: str) -> bool:
@@ -198,10 +205,10 @@ def _tunables(
         if config is None:
             report.skipped[export] = "IREE gave it no tile configuration"
             continue
-        if not worth_tuning(config):
+        if not worth_tuning(config, options):
             report.skipped[export] = (
                 f"elementwise work or data movement (its root op, {config.root_op}, has no "
-                "reduction loop); left as IREE builds it"
+                "reduction loop), left as IREE builds it with --skip-data-movement"
             )
             continue
         bench = bench_module(module, dispatch, values)
@@ -356,7 +363,7 @@ def _tune(
     base_flags = report.base.flags
     as_written = flow_of(base_flags)
     configs = default_configs(as_written, options.target, options.arch, base_flags)
-    worth = [e for e, config in configs.items() if worth_tuning(config)]
+    worth = [e for e, config in configs.items() if worth_tuning(config, options)]
     flow, unformed = configured_forms(as_written, configs, worth)
     for export, why in unformed.items():
         report.skipped[export] = f"{why}; not tuned"
