@@ -83,7 +83,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         tolerance=args.tolerance,
         time_model=not args.no_timing,
         base=args.base,
-        data_movement=not args.skip_data_movement,
+        packing=not args.skip_packing,
         compile_cache=not args.no_compile_cache,
         compile_cache_folder=args.compile_cache,
         device=args.device,
@@ -184,11 +184,10 @@ def add_command(sub) -> None:
         "the default on llvm-cpu where the model is timed), or one of them",
     )
     tune.add_argument(
-        "--skip-data-movement",
+        "--skip-packing",
         action="store_true",
-        help="leave the dispatches that only move data or do elementwise work (packs, "
-        "unpacks, im2col gathers, transposes, copies) as IREE builds them: fewer candidates "
-        "to build, less gained (default: every dispatch IREE configures is tuned)",
+        help="leave a data-tiled build's packs and unpacks as IREE builds them: fewer "
+        "candidates to build, less gained (default: tuned like the matmuls they feed)",
     )
     tune.add_argument(
         "--ray",

@@ -161,20 +161,23 @@ def check_generated_code(target: str, arch: str | None) -> None:
         )
 
 
-def moves_data(config: DispatchConfig) -> bool:
-    """Whether a dispatch's root moves data or does elementwise work (a pack, an unpack, an
-    im2col gather, a transpose, a copy): not a contraction, convolution or reduction (no
-    reduction tile, and not a named op of that kind)."""
-    if any(word in config.root_op for word in ROOT_OP_WORDS):
-        return False
-    lists = tile_lists(config.lowering_config)
-    return not any(t > 0 for name in ("vector_reduction", "reduction") for t in lists.get(name, []))
+PACKING_OPS = ("linalg.pack", "linalg.unpack")
+"""The root ops of a data-tiled build's packing dispatches."""
 
 
 def worth_tuning(config: DispatchConfig, options: TuneOptions) -> bool:
-    """Whether a dispatch is tuned: every one IREE configures, or only those that compute
-    (a contraction, convolution or reduction) with `data_movement` off."""
-    return options.data_movement or not moves_data(config)
+    """Whether a dispatch is tuned: its root is a contraction, convolution or reduction (it
+    has a reduction tile, or is a named op of that kind), or a data-tiled build's pack or
+    unpack (unless `options.packing` is off). Other elementwise work is left as it is:
+    tuned, such dispatches of the corpus's models (im2col gathers, transposes, elementwise
+    ops) gained nothing measurable in their models, and each one tuned is one more group
+    site between a model's other sites."""
+    if any(word in config.root_op for word in ROOT_OP_WORDS):
+        return True
+    if config.root_op in PACKING_OPS:
+        return options.packing
+    lists = tile_lists(config.lowering_config)
+    return any(t > 0 for name in ("vector_reduction", "reduction") for t in lists.get(name, []))
 
 
 def device_available(device: str) -> bool:
@@ -207,8 +210,10 @@ def _tunables(
             continue
         if not worth_tuning(config, options):
             report.skipped[export] = (
-                f"elementwise work or data movement (its root op, {config.root_op}, has no "
-                "reduction loop), left as IREE builds it with --skip-data-movement"
+                "packing (data tiling); left as IREE builds it (--skip-packing)"
+                if config.root_op in PACKING_OPS
+                else f"elementwise work or data movement (its root op, {config.root_op}, has "
+                "no reduction loop); left as IREE builds it"
             )
             continue
         bench = bench_module(module, dispatch, values)

@@ -50,7 +50,7 @@ class TuneOptions:
     dispatch_gains: bool = True  # each kept dispatch's gain measured in the model (`gains`)
     faster_by: float = 1.03  # a candidate is kept when IREE's own takes this much longer
     combine: bool = True  # a second round: the best two changes to different lists together
-    data_movement: bool = True  # packs, unpacks, gathers, elementwise work tuned too
+    packing: bool = True  # a data-tiled build's packs and unpacks tuned too
     budget: float = 0.0  # seconds of search (build + time candidates); rounds climb while left
     slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
     base: str = AUTO  # IREE's whole-compilation options to start from (`base_builds`)

@@ -107,11 +107,8 @@ def test_a_real_model_tuned_under_every_policy_gives_the_stock_results(name, com
             assert attention and all(d.kept for d in attention), report.skipped
             assert not [e for e in report.skipped if "_attention_" in e], report.skipped
         if name == "squeezenet_onnx":
-            # Data movement is tuned too: its strided copies (into padded inputs) have
-            # candidates of their own.
-            copies = [d for d in report.dispatches if "memcpy" in d.export]
-            assert copies and all(len(d.candidates) >= 2 for d in copies), report.skipped
-            assert not [e for e in report.skipped if "memcpy" in e], report.skipped
+            copies = [why for e, why in report.skipped.items() if "memcpy" in e]
+            assert copies and all("data movement" in why for why in copies)
         if name == "bert_flax" and policy == "online":
             assert_committed_sites_replay(tuned.lowered)
         if name == "mobilenet_turbine" and policy == "online":
