@@ -76,6 +76,24 @@ def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
     assert (tmp_path / "tune.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_cli_skip_packing_leaves_a_data_tiled_builds_packs_and_says_so(tmp_path):
+    model = tmp_path / "mlp.mlir"
+    model.write_text(MLP)
+    out = tmp_path / "mlp.vmfb"
+    result = cli(
+        "tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1", "--quiet",
+        "--base", "data-tiling", "--skip-packing", "--no-timing",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "mlp.tune.json").read_text())
+    assert {d["root_op"] for d in report["dispatches"]} == {"linalg.mmt4d"}
+    packing = [why for why in report["skipped"].values() if why.startswith("packing")]
+    assert len(packing) >= 2 and all("--skip-packing" in why for why in packing)
+    with load(out.read_bytes(), device="local-sync", cache=False) as module:
+        args = mlp_inputs()
+        assert_close(module.function("mlp")(*args), mlp_reference(args))
+
+
 UNKNOWN_TORCH_OP = """func.func @main(%x: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
   %0 = torch.operator "torch.aten.not_an_op"(%x) : (!torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
   return %0 : !torch.vtensor<[4],f32>
