@@ -31,18 +31,30 @@ def assert_error(result, *fragments) -> None:
         assert fragment in result.stderr, (fragment, result.stderr)
 
 
-def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
+def tune_the_mlp(tmp_path, *options):
+    """`tune-model` on the tests' MLP (2 candidates, 1 kept, quiet) with `options`: the
+    model's path, the output's, and the command's result."""
     model = tmp_path / "mlp.mlir"
     model.write_text(MLP)
     out = tmp_path / "mlp.vmfb"
+    result = cli(
+        "tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1", "--quiet", *options
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return model, out, result
+
+
+def assert_computes_the_mlp(vmfb: bytes) -> None:
+    with load(vmfb, device="local-sync", cache=False) as module:
+        args = mlp_inputs()
+        assert_close(module.function("mlp")(*args), mlp_reference(args))
+
+
+def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
     # The stock build's dispatches (named below): the choice of build options, timed, is
     # `test_base_builds`'s; on a loaded machine it has picked data tiling here, then written
     # the stock build when the tuned module lost to it (a report of data-tiled dispatches).
-    result = cli(
-        "tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1", "--quiet",
-        "--base", "stock",
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    model, out, result = tune_the_mlp(tmp_path, "--base", "stock")
     assert result.stderr == ""  # no progress
     assert "mlp_dispatch_0_matmul_16x512x256_f32" in result.stdout
     report = json.loads((tmp_path / "mlp.tune.json").read_text())
@@ -67,9 +79,7 @@ def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
         assert gain["promised_ns"] == saved and gain["dispatches_per_call"] == 1
         assert gain["noise_ns"] >= 0 and gain["model_ns"] > 0
         assert f"{d['export']}: " in result.stdout and "per call promised" in gain["why"]
-    with load(out.read_bytes(), device="local-sync", cache=False) as module:
-        args = mlp_inputs()
-        assert_close(module.function("mlp")(*args), mlp_reference(args))
+    assert_computes_the_mlp(out.read_bytes())
     shown = cli("report", tmp_path / "mlp.tune.json", "--plot", tmp_path / "tune.png")
     assert shown.returncode == 0, shown.stderr
     assert "mlp_dispatch_1_matmul_16x128x512_f32" in shown.stdout
@@ -77,21 +87,12 @@ def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
 
 
 def test_cli_skip_packing_leaves_a_data_tiled_builds_packs_and_says_so(tmp_path):
-    model = tmp_path / "mlp.mlir"
-    model.write_text(MLP)
-    out = tmp_path / "mlp.vmfb"
-    result = cli(
-        "tune-model", model, "-o", out, "--candidates", "2", "--top-k", "1", "--quiet",
-        "--base", "data-tiling", "--skip-packing", "--no-timing",
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    _, out, _ = tune_the_mlp(tmp_path, "--base", "data-tiling", "--skip-packing", "--no-timing")
     report = json.loads((tmp_path / "mlp.tune.json").read_text())
     assert {d["root_op"] for d in report["dispatches"]} == {"linalg.mmt4d"}
     packing = [why for why in report["skipped"].values() if why.startswith("packing")]
     assert len(packing) >= 2 and all("--skip-packing" in why for why in packing)
-    with load(out.read_bytes(), device="local-sync", cache=False) as module:
-        args = mlp_inputs()
-        assert_close(module.function("mlp")(*args), mlp_reference(args))
+    assert_computes_the_mlp(out.read_bytes())
 
 
 UNKNOWN_TORCH_OP = """func.func @main(%x: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
