@@ -12,6 +12,7 @@ from conftest import DATA
 
 from autotune_model import TuneOptions
 from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
+from autotune_runtime.session import load
 
 SRC = DATA / "flow" / "src"
 MLP = (SRC / "mlp.mlir").read_text()
@@ -33,6 +34,13 @@ def mlp_reference(args: list[np.ndarray]) -> np.ndarray:
 def assert_close(got: np.ndarray, want: np.ndarray) -> None:
     """Equal up to float reassociation: within 1e-5 of the largest magnitude."""
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+
+
+def assert_computes_the_mlp(vmfb: bytes) -> None:
+    """The module's `mlp` gives numpy's result (on `local-sync`)."""
+    args = mlp_inputs()
+    with load(vmfb, device="local-sync", cache=False) as module:
+        assert_close(module.function("mlp")(*args), mlp_reference(args))
 
 
 def fake_time(dispatch: str, name: str) -> int:

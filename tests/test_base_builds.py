@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from conftest import DATA
-from small_models import assert_close, fake_benchmark, mlp_inputs, mlp_reference
+from small_models import assert_computes_the_mlp, fake_benchmark
 
 from autotune_model import TuneOptions, tune_model
 from autotune_model.base_builds import (
@@ -23,19 +23,13 @@ from autotune_model.base_builds import (
     choose_base,
 )
 from autotune_model.executors import SerialExecutor
+from autotune_model.pipeline import PACKING_OPS
 from autotune_model.report import ModelTiming, TuneReport, summary_lines
 from autotune_runtime.session import load
 
 MLP = (DATA / "flow" / "src" / "mlp.mlir").read_text()
 MATMUL_BASES = (STOCK, "data-tiling", "data-tiling+ukernels")  # a model without convolutions
 SMALL = TuneOptions(candidates=2, top_k=1, time_model=False, combine=False)
-
-
-def assert_computes_the_mlp(vmfb: bytes) -> None:
-    """The module's `mlp` gives numpy's result."""
-    args = mlp_inputs()
-    with load(vmfb, device="local-sync", cache=False) as module:
-        assert_close(module.function("mlp")(*args), mlp_reference(args))
 
 
 def ratios_in_turn(*values: float | list[float]):
@@ -294,7 +288,7 @@ def test_a_model_tuned_with_data_tiling_tunes_its_mmt4d_dispatches_and_computes_
     assert not [why for why in report.skipped.values() if "data-tiled" in why]
     # Its packs and unpacks (no reduction loop) are tuned too: on B7's MLP packing a
     # weight took 216 of 1683 us of the data-tiled model, 153 with other tiles.
-    packing = [d for d in report.dispatches if d.root_op in ("linalg.pack", "linalg.unpack")]
+    packing = [d for d in report.dispatches if d.root_op in PACKING_OPS]
     assert len(packing) >= 3 and all(len(d.candidates) >= 2 for d in packing), report.skipped
     assert not [why for why in report.skipped.values() if why.startswith("packing")]
     assert summary_lines(report)[0] == (

@@ -7,15 +7,7 @@ import json
 import subprocess
 
 from conftest import IREE_AUTOTUNE
-from small_models import (
-    DYNAMIC,
-    MLP,
-    assert_close,
-    mlp_inputs,
-    mlp_reference,
-)
-
-from autotune_runtime.session import load
+from small_models import DYNAMIC, MLP, assert_computes_the_mlp
 
 # --- command line ---------------------------------------------------------------------------
 
@@ -42,12 +34,6 @@ def tune_the_mlp(tmp_path, *options):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     return model, out, result
-
-
-def assert_computes_the_mlp(vmfb: bytes) -> None:
-    with load(vmfb, device="local-sync", cache=False) as module:
-        args = mlp_inputs()
-        assert_close(module.function("mlp")(*args), mlp_reference(args))
 
 
 def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
