@@ -18,12 +18,14 @@ n is larger) and up how far k lies above n. At a key between two measured ones t
 is so held between its neighbours' (the one below bounds it from below, the one above
 from above), with no growth allowance at all. A variant whose low bound at k exceeds the
 lowest high bound there, by more than the rule's indifference, cannot win at k and is
-ruled out: it never runs there (`KeyState.bounds` keeps its low bound, for reports and
-for later keys). The bounds are taken from the nearest measured keys on each side of k
-(two each, per variant) in a one-dimensional workload, in a wider one from the measured
-keys whose total size (the product of the values) is within 2 ** 4 of k's; they are taken
-again whenever a time changed within their reach (or e did), however far exploring keys
-are from being decided.
+ruled out: it never runs there again (`KeyState.bounds` keeps its low bound, for reports
+and for later keys); one that already ran at k is ruled out only where its fastest sample
+there exceeds that limit too (a key of a shuffled stream starts exploring before its
+neighbours are measured, and then stops running what they rule out). The bounds are
+taken from the nearest measured keys on each side of k (two each, per variant) in a
+one-dimensional workload, in a wider one from the measured keys whose total size (the
+product of the values) is within 2 ** 4 of k's; they are taken again whenever a time
+changed within their reach (or e did), however far exploring keys are from being decided.
 
 Confirmation: the variant with the lowest high bound (the likely winner) runs first, and
 where the bounds ruled at least one variant out, the stop rule over the remaining
@@ -297,7 +299,7 @@ class WarmStarts:
         if group.policy in (Policy.EXPLICIT, Policy.INIT):
             keep.add(group.reference)
         for i in live:
-            if i not in keep and lows[i] > limit and not state.variants[i].samples:
+            if i not in keep and lows[i] > limit and state.variants[i].minimum > limit:
                 state.variants[i].eliminated = True
                 state.bounds[i] = lows[i]
         contenders = tuple(i for i, v in enumerate(state.variants) if not v.eliminated)

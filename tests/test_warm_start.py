@@ -187,6 +187,34 @@ def test_a_key_still_confirming_takes_up_a_nearer_neighbour_decided_later():
     assert runs["a"] <= 1  # a, 2.1x slower at 2400, is outside the bound there
 
 
+def test_a_key_exploring_from_scratch_drops_a_sampled_variant_its_neighbours_rule_out():
+    """A key that began before any neighbour was measured (every variant sampled there
+    once) stops running a variant once the neighbours measured later bound it above the
+    likely winner, and its own samples there are slower than that bound too (before, a
+    variant with a sample at the key was kept to the rule's `min_samples`)."""
+    tuner = Tuner(group())
+    tune_key(tuner, 100, CROSSING)  # 2.3 octaves away: it rules nothing out at 500
+    ran: Counter = Counter()
+    for _ in range(4):  # the key's cold run, then one timed sample of each variant
+        variant, committed, _ = tuner.select(0, (500,))
+        assert not committed
+        ran[VARIANTS[variant]] += 1
+        fixed, per = CROSSING[VARIANTS[variant]]
+        tuner.record(0, variant, fixed + per * 500, (500,))
+    assert ran == Counter({"a": 2, "b": 1, "c": 1})
+    assert all(len(v.samples) == 1 for v in tuner.states[(0, (500,))].variants)
+    for n in (400, 600):  # measured later, at another call site of the group
+        for variant, (fixed, per) in enumerate(CROSSING.values()):
+            tuner.warm.observe(0, (n,), variant, fixed + per * n)
+    winner, runs = tune_key(tuner, 500, CROSSING)
+    state = tuner.states[(0, (500,))]
+    assert winner == "a" == best(CROSSING, 500)
+    # c: at least 3400 at 500 (its time at 400), a at most 2400 (its time at 600)
+    assert runs["c"] == 0 and state.bounds.keys() == {VARIANTS.index("c")}
+    assert state.variants[VARIANTS.index("c")].eliminated
+    assert runs["b"] <= 1  # b (1.25x a) stays a contender: one confirming sample at most
+
+
 def test_a_look_costs_what_is_new_and_the_nearest_keys_only(monkeypatch):
     """A key takes the bounds again only when a time changed since its last look, and
     in a one-dimensional workload from the nearest measured keys on each side, however
