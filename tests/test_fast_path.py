@@ -20,6 +20,7 @@ from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.stats import StopRule, VariantStats, tie_break
 from autotune_runtime.tuner import Tuner
 from lowering.autotune_to_iree import lower_to_iree
+from lowering.committed import TABLE_WAYS
 from lowering.driver import compile
 
 SIZE = 16
@@ -256,9 +257,11 @@ def test_a_function_computing_its_dynamic_keys_from_its_arguments_has_a_fast_pat
     lowered = lower_to_iree(text, policy, locations=False)
     entry, fast, _ = _blocks(function_text(lowered, "run"))
     assert "tensor.dim %arg0" in entry and "cf.cond_br" in entry and "flow.dispatch" not in entry
-    for g in range(3):  # every online site's table is read, at the key's slot
+    for g in range(3):  # every online site's table is read, at the key's set
         assert (f"@__autotune.g{g}.add.s0.committed" in entry) == (policy == "online")
-    assert entry.count("util.list.get") == (3 * 2 if policy == "online" else 0)
+    # each slot of the set: the choice and the key's one value
+    slots = 3 * TABLE_WAYS * 2
+    assert entry.count("util.list.get") == (slots if policy == "online" else 0)
     assert "util.call @run__autotune_expected" in fast
     copy = function_text(lowered, "run__autotune_expected")
     dispatched = [
