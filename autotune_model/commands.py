@@ -62,7 +62,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     # Imported here: every other command of `iree-autotune` starts without them.
     from autotune_model.executors import executor_for
     from autotune_model.measure import parse_shape
-    from autotune_model.pipeline import TuneOptions, tune_model, tuning_device
+    from autotune_model.pipeline import TuneOptions, planned_threads, tune_model, tuning_device
     from autotune_model.progress import TerminalProgress
     from autotune_model.report import print_report
 
@@ -84,13 +84,14 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         time_model=not args.no_timing,
         base=args.base,
         packing=not args.skip_packing,
+        threads=args.threads,
         compile_cache=not args.no_compile_cache,
         compile_cache_folder=args.compile_cache,
         device=args.device,
     )
     if args.cache and not args.freeze:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
-    tuning_device(options)  # refused before any work
+    planned_threads(options, tuning_device(options))  # refused before any work
     executor = executor_for(args.ray, args.jobs)
     try:
         with warnings.catch_warnings():
@@ -182,6 +183,14 @@ def add_command(sub) -> None:
         help="IREE's whole-compilation options to build with: the fastest of stock, "
         "data-tiling and data-tiling+ukernels, timed against the stock build (auto, "
         "the default on llvm-cpu where the model is timed), or one of them",
+    )
+    tune.add_argument(
+        "--threads",
+        default=AUTO,
+        metavar="auto|iree|N",
+        help="threads llvm-cpu code generation sizes each dispatch's work for: the "
+        "device's, where the model runs faster so (auto, the default where the model is "
+        "timed), IREE's default (iree), or N",
     )
     tune.add_argument(
         "--skip-packing",

@@ -32,12 +32,16 @@ from autotune_dialect.iree_ir import renamed_locations
 from autotune_model.base_builds import (
     AUTO,
     BASES,
+    IREE_THREADS,
     LOADS,
     LOADS_BUDGET_S,
     STOCK,
     bases_for,
     bases_of_decisions,
     choose_base,
+    choose_threads,
+    device_threads,
+    threads_flags,
     timed_ratio,
 )
 from autotune_model.bench import (
@@ -116,6 +120,37 @@ def tuning_device(options: TuneOptions) -> str:
             f"{', '.join(DRIVERS[options.target])}, or a URI of one (such as cuda://1)"
         )
     return device
+
+
+def planned_threads(options: TuneOptions, device: str) -> tuple[int | None, bool]:
+    """The thread count code generation is to be told (None: IREE's default) and whether
+    it is timed first (`auto`: the device's count, taken where the model runs faster
+    so). Only llvm-cpu has the option; a value other than auto, iree or a positive count
+    is refused."""
+    if options.threads == AUTO:
+        count = device_threads(device) if options.target == "llvm-cpu" else None
+        return count, True
+    if options.threads == IREE_THREADS:
+        return None, False
+    if not options.threads.isdigit() or int(options.threads) < 1:
+        raise DiagnosticError(
+            f"threads {options.threads!r}: expected {AUTO}, {IREE_THREADS} or a positive count"
+        )
+    if options.target != "llvm-cpu":
+        raise DiagnosticError(
+            f"threads {options.threads}: only llvm-cpu code generation takes a thread count"
+        )
+    return int(options.threads), False
+
+
+def _timed_builds(
+    model: str, stock_flow: str, options: TuneOptions, filename: str, device: str
+) -> Callable[[bytes, bytes], list[float]]:
+    """`base_builds.timed_ratio` for the model's function on its example inputs."""
+    probed = parse_module(stock_flow, f"{filename} (flow phase)")
+    probe = model_function(probed, options.function, model, filename)
+    inputs = function_inputs(probe, options.input_shapes, model)
+    return timed_ratio(probe.name, inputs, device)
 
 
 @dataclass
@@ -292,6 +327,7 @@ def _tune(
     clock = time.perf_counter()
     policy = Policy.STATIC if options.freeze else options.policy
     device = tuning_device(options)
+    threads, measure_threads = planned_threads(options, device)
     report = TuneReport(filename, options.target, options.arch, policy, executor.name)
     report.device = device
     if earlier is not None:
@@ -332,6 +368,14 @@ def _tune(
         return flows[tuple(flags)]
 
     base_vmfb = stock_vmfb = None  # the chosen option set's build; the stock one
+    timings: list[Callable[[bytes, bytes], list[float]]] = []
+
+    def timed_builds() -> Callable[[bytes, bytes], list[float]]:
+        """Two builds of the model timed against each other (made once)."""
+        if not timings:
+            timings.append(_timed_builds(model, flows[()], options, filename, device))
+        return timings[0]
+
     # (A model with dynamic sizes chooses too: the data-tiling option sets' flow phase
     # holds no encoded tensors, and its lowered host code builds from there.)
     auto = options.base == AUTO and options.target == "llvm-cpu"
@@ -346,9 +390,7 @@ def _tune(
                 "dispatches"
             )
     elif auto and benchmarked and options.time_model:
-        probed = parse_module(flows[()], f"{filename} (flow phase)")
-        probe = model_function(probed, options.function, model, filename)
-        inputs = function_inputs(probe, options.input_shapes, model)
+        timed = timed_builds()  # (a model without a function to time is refused here)
         stock_vmfb = compile_lowered(
             model, options.target, options.arch, extra_args=list(input_type_flags(model))
         )
@@ -358,13 +400,30 @@ def _tune(
             options.arch,
             input_type_flags(model),
             options.faster_by,
-            timed_ratio(probe.name, inputs, device),
+            timed,
             stock_vmfb,
             among=among or bases_for(flows[()]),
         )
         lap("choose build options")
     elif options.base not in (AUTO, STOCK):
         report.base = BaseBuild(options.base, list(BASES[options.base]), {})
+    if measure_threads and threads is not None and benchmarked and options.time_model:
+        # Code generation told the device's thread count, where the model runs faster so.
+        timed = timed_builds()
+        flags = [*input_type_flags(model), *report.base.flags]
+        if base_vmfb is None:
+            base_vmfb = compile_lowered(model, options.target, options.arch, extra_args=flags)
+        loads, told = choose_threads(
+            model, options.target, options.arch, flags, base_vmfb, threads, timed
+        )
+        report.base.threads_tried, report.base.threads_loads = threads, loads
+        if told is not None:
+            report.base.threads, base_vmfb = threads, told
+        lap("choose build options")
+    elif not measure_threads:
+        report.base.threads = threads
+    if report.base.threads is not None:
+        report.base.flags = [*report.base.flags, *threads_flags(report.base.threads)]
     base_flags = report.base.flags
     as_written = flow_of(base_flags)
     configs = default_configs(as_written, options.target, options.arch, base_flags)

@@ -148,6 +148,18 @@ class BaseBuild:
     head_to_head_loads: list[float] = field(default_factory=list)
     """The second's time per call over the first's, in each of a few fresh loads (below 1
     in the median load: the second is `name`)."""
+    threads: int | None = None
+    """The thread count code generation was told (`base_builds.THREADS_FLAG`, in `flags`
+    too); None: IREE's default."""
+    threads_tried: int | None = None
+    """Where the thread count was timed (`base_builds.choose_threads`): the count tried,
+    and the build told it over the build not told, in each fresh load (`threads_loads`)."""
+    threads_loads: list[float] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """The build's name in reports: the option set's, with the thread count told."""
+        return self.name if self.threads is None else f"{self.name} ({self.threads} threads)"
 
 
 @dataclass
@@ -339,7 +351,7 @@ def _end_to_end(report: TuneReport) -> list[str]:
     if t is None:
         return []
     head = f"end to end (@{t.function}, {t.calls} calls each): "
-    stock = "stock" if not report.base.flags else report.base.name
+    stock = report.base.label
     if not any(d.kept for d in report.dispatches):
         return [
             head + f"no variant was kept, so the module is the {stock} build "
@@ -364,7 +376,7 @@ def _base(report: TuneReport) -> list[str]:
         for name, ratio in report.base.ratios.items()
         if name != "stock"
     ]
-    if not tried and not report.base.flags:
+    if not tried and not report.base.flags and report.base.threads_tried is None:
         return []
     flags = " ".join(report.base.flags) or "IREE's defaults"
     line = f"build options: {report.base.name} ({flags})"
@@ -381,6 +393,18 @@ def _base(report: TuneReport) -> list[str]:
             f"the two fastest, close, timed against each other: {second} took "
             f"{statistics.median(against):.3f}x the time of {first} (median of "
             f"{len(against)} fresh loads: {', '.join(f'{r:.3f}' for r in against)})"
+        )
+    if report.base.threads_tried is not None:
+        told = report.base.threads_loads
+        lines.append(
+            f"code generation told {report.base.threads_tried} threads (the device's): "
+            + (
+                f"{statistics.median(told):.3f}x the time not told (median of {len(told)} "
+                f"fresh loads: {', '.join(f'{r:.3f}' for r in told)}); "
+                + ("taken" if report.base.threads is not None else "not taken")
+                if told
+                else "it did not build; not taken"
+            )
         )
     loads = report.base.tuned_over_stock
     if loads and report.base.flags:  # (else the notes say why the stock build stands)

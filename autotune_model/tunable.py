@@ -54,6 +54,9 @@ class TuneOptions:
     budget: float = 0.0  # seconds of search (build + time candidates); rounds climb while left
     slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
     base: str = AUTO  # IREE's whole-compilation options to start from (`base_builds`)
+    # threads code generation is told (llvm-cpu): auto (the device's, where faster), "iree"
+    # (IREE's default), or a count (`base_builds.choose_threads`)
+    threads: str = AUTO
     compile_cache: bool = True  # built candidates kept by content (`compile_cache`)
     compile_cache_folder: str | None = None  # None: `compile_cache.default_folder()`
     device: str | None = None  # where candidates and the model are timed (None: the target's)

@@ -230,7 +230,7 @@ def _builds(op: Op, options: TuneOptions) -> tuple[dict[str, bytes | str], dict]
         builds[label] = tuned.vmfb
         report = tuned.report
         tuning[label] = {
-            "base": report.base.name,
+            "base": report.base.label,
             "wall_s": round(time.perf_counter() - started, 1),
             "tuned": [d.best.name for d in report.dispatches if d.kept and d.best],
             "skipped": list(report.skipped.values()),

@@ -148,7 +148,7 @@ def run(settings: Settings) -> CaseResult:
             # per load: the calls the online module took to settle (None: it did not)
             "load_settle_calls": load_settled,
             "best_load_settle_calls": best_load_settled,
-            "base": report.base.name,
+            "base": report.base.label,
             "best_flags": best.name,
             "flag_ratios": best.ratios,
             "ratio_best": round(against_best.ratio, 4),
@@ -170,7 +170,7 @@ def run(settings: Settings) -> CaseResult:
         rows.append(row)
         print(
             f"  B7 {model.name:>8}: tuned/stock {timing.ratio:.3f}, tuned/{best.name} "
-            f"{against_best.ratio:.3f} (built with {report.base.name}) "
+            f"{against_best.ratio:.3f} (built with {report.base.label}) "
             f"({row['tuned_us']:.0f} vs {row['stock_us']:.0f} µs), "
             f"{row['dispatches_tuned']}/{row['dispatches_considered']} dispatches tuned, "
             f"tuning {wall:.0f} s",

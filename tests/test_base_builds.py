@@ -13,14 +13,18 @@ import pytest
 from conftest import DATA
 from small_models import assert_computes_the_mlp, fake_benchmark
 
+from autotune_contracts.errors import DiagnosticError
 from autotune_model import TuneOptions, tune_model
 from autotune_model.base_builds import (
     BASES,
     CONVOLUTION_BASES,
+    IREE_THREADS,
     STOCK,
+    THREADS_FLAG,
     bases_for,
     bases_of_decisions,
     choose_base,
+    device_threads,
 )
 from autotune_model.executors import SerialExecutor
 from autotune_model.pipeline import PACKING_OPS
@@ -29,7 +33,8 @@ from autotune_runtime.session import load
 
 MLP = (DATA / "flow" / "src" / "mlp.mlir").read_text()
 MATMUL_BASES = (STOCK, "data-tiling", "data-tiling+ukernels")  # a model without convolutions
-SMALL = TuneOptions(candidates=2, top_k=1, time_model=False, combine=False)
+# IREE's thread count: these tests look at the option sets (the count has tests of its own)
+SMALL = TuneOptions(candidates=2, top_k=1, time_model=False, combine=False, threads=IREE_THREADS)
 
 
 def ratios_in_turn(*values: float | list[float]):
@@ -399,3 +404,87 @@ def test_a_convolution_tuned_with_im2col_and_tuned_explicitly_computes_the_convo
         module.tune()
         got = module.function("conv")(x, w, b)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
+def tuned_with_threads_timed(monkeypatch, loads: list[float] | None, **options):
+    """The MLP tuned from the stock build with the build told the device's thread count
+    timed at `loads` of the build not told (None: a timing would fail the test), the
+    model's own timing faked; the builds timed, as (not told, told)."""
+    import autotune_model.pipeline as pipeline
+
+    timed: list[tuple[bytes, bytes]] = []
+
+    def fake_ratio(function, inputs, device):
+        def ratio(build: bytes, told: bytes) -> list[float]:
+            assert loads is not None, "the thread count was timed"
+            timed.append((build, told))
+            return list(loads)
+
+        return ratio
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        return ModelTiming(function, 1000.0, 1000.0, 10)
+
+    monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    chosen = replace(SMALL, time_model=True, dispatch_gains=False, base=STOCK, **options)
+    return tune_model(MLP, chosen, executor=SerialExecutor(), benchmark_job=fake_benchmark), timed
+
+
+def test_the_device_thread_count_is_taken_where_the_model_runs_faster_told_it(monkeypatch):
+    """Told the device's thread count, the stock build took 0.9x its time in every load:
+    the tuned module is built so (the flag in the build options), and says why."""
+    tuned, timed = tuned_with_threads_timed(monkeypatch, [0.88, 0.9, 0.92], threads="auto")
+    base = tuned.report.base
+    count = device_threads("local-task")
+    assert count is not None and count >= 1 and len(timed) == 1 and timed[0][0] != timed[0][1]
+    assert (base.name, base.threads, base.threads_tried) == (STOCK, count, count)
+    assert base.flags == [f"{THREADS_FLAG}={count}"] and base.label == f"stock ({count} threads)"
+    lines = summary_lines(tuned.report)
+    assert lines[0] == f"build options: stock ({THREADS_FLAG}={count})"
+    assert lines[1] == (
+        f"code generation told {count} threads (the device's): 0.900x the time not told "
+        "(median of 3 fresh loads: 0.880, 0.900, 0.920); taken"
+    )
+    assert TuneReport.from_json(tuned.report.to_json()).base == base
+    assert_computes_the_mlp(tuned.vmfb)
+
+
+def test_the_device_thread_count_is_left_where_one_load_ran_slower_told_it(monkeypatch):
+    tuned, timed = tuned_with_threads_timed(monkeypatch, [0.9, 1.01, 0.95], threads="auto")
+    base = tuned.report.base
+    assert len(timed) == 1 and base.threads is None and base.flags == []
+    assert base.threads_tried == device_threads("local-task") and base.label == STOCK
+    assert summary_lines(tuned.report)[1].endswith(
+        "(median of 3 fresh loads: 0.900, 1.010, 0.950); not taken"
+    )
+    assert_computes_the_mlp(tuned.vmfb)
+
+
+def test_a_thread_count_given_is_taken_untimed_and_iree_leaves_the_default(monkeypatch):
+    tuned, _ = tuned_with_threads_timed(monkeypatch, None, threads="3")
+    base = tuned.report.base
+    assert (base.threads, base.threads_tried, base.flags) == (3, None, [f"{THREADS_FLAG}=3"])
+    assert_computes_the_mlp(tuned.vmfb)
+    tuned, _ = tuned_with_threads_timed(monkeypatch, None, threads=IREE_THREADS)
+    assert (tuned.report.base.threads, tuned.report.base.flags) == (None, [])
+
+
+@pytest.mark.parametrize(
+    ("target", "threads", "message"),
+    [
+        ("llvm-cpu", "many", "threads 'many': expected auto, iree or a positive count"),
+        ("llvm-cpu", "0", "threads '0': expected auto, iree or a positive count"),
+        ("cuda", "4", "threads 4: only llvm-cpu code generation takes a thread count"),
+    ],
+)
+def test_a_thread_count_that_is_not_one_is_refused_before_any_work(target, threads, message):
+    options = replace(SMALL, target=target, threads=threads)
+    with pytest.raises(DiagnosticError, match=message):
+        tune_model("this is not read", options, executor=SerialExecutor())
+
+
+def test_the_devices_thread_counts():
+    assert device_threads("local-sync") == 1
+    assert device_threads("local-task") == device_threads("local-task://") >= 1
+    assert device_threads("cuda") is None
