@@ -149,6 +149,8 @@ def run(settings: Settings) -> CaseResult:
             "load_settle_calls": load_settled,
             "best_load_settle_calls": best_load_settled,
             "base": report.base.label,
+            # the build told the device's thread count over the build not told, per load
+            "threads_loads": [round(r, 4) for r in report.base.threads_loads],
             "best_flags": best.name,
             "flag_ratios": best.ratios,
             "ratio_best": round(against_best.ratio, 4),
