@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections import Counter
@@ -368,13 +369,11 @@ def _tune(
         return flows[tuple(flags)]
 
     base_vmfb = stock_vmfb = None  # the chosen option set's build; the stock one
-    timings: list[Callable[[bytes, bytes], list[float]]] = []
 
+    @functools.cache
     def timed_builds() -> Callable[[bytes, bytes], list[float]]:
         """Two builds of the model timed against each other (made once)."""
-        if not timings:
-            timings.append(_timed_builds(model, flows[()], options, filename, device))
-        return timings[0]
+        return _timed_builds(model, flows[()], options, filename, device)
 
     # (A model with dynamic sizes chooses too: the data-tiling option sets' flow phase
     # holds no encoded tensors, and its lowered host code builds from there.)
@@ -422,10 +421,11 @@ def _tune(
         lap("choose build options")
     elif not measure_threads:
         report.base.threads = threads
+    # (the thread count is code generation's: the option set's flow phase is the same)
+    as_written = flow_of(report.base.flags)
     if report.base.threads is not None:
         report.base.flags = [*report.base.flags, *threads_flags(report.base.threads)]
     base_flags = report.base.flags
-    as_written = flow_of(base_flags)
     configs = default_configs(as_written, options.target, options.arch, base_flags)
     worth = [e for e, config in configs.items() if worth_tuning(config, options)]
     flow, unformed = configured_forms(as_written, configs, worth)

@@ -396,15 +396,16 @@ def _base(report: TuneReport) -> list[str]:
         )
     if report.base.threads_tried is not None:
         told = report.base.threads_loads
+        found = "it did not build"
+        if told:
+            found = (
+                f"{statistics.median(told):.3f}x the time not told (median of {len(told)} "
+                f"fresh loads: {', '.join(f'{r:.3f}' for r in told)})"
+            )
+        taken = "taken" if report.base.threads is not None else "not taken"
         lines.append(
             f"code generation told {report.base.threads_tried} threads (the device's): "
-            + (
-                f"{statistics.median(told):.3f}x the time not told (median of {len(told)} "
-                f"fresh loads: {', '.join(f'{r:.3f}' for r in told)}); "
-                + ("taken" if report.base.threads is not None else "not taken")
-                if told
-                else "it did not build; not taken"
-            )
+            f"{found}; {taken}"
         )
     loads = report.base.tuned_over_stock
     if loads and report.base.flags:  # (else the notes say why the stock build stands)

@@ -64,6 +64,11 @@ def timings_against_stock(*ratios: float, seen: list | None = None):
     return time_loads
 
 
+def fake_time_model(stock, tuned, function, inputs, policy, device):
+    """A `pipeline.time_model` that finds the tuned module as fast as its reference."""
+    return ModelTiming(function, 1000.0, 1000.0, 10)
+
+
 def data_tiling_timed_fastest(timed: list, first: float = 0.5, later: float = 0.9):
     """A `timed_ratio` under which the first option set timed (data tiling) takes `first`
     of the stock build's time and every later one `later`; the builds timed go to
@@ -92,9 +97,6 @@ def tuned_with_data_tiling_chosen(
     `stock_tuned` for the stock build's dispatches tuned, where they are (no gains in the
     model measured)."""
     import autotune_model.pipeline as pipeline
-
-    def fake_time_model(stock, tuned, function, inputs, policy, device):
-        return ModelTiming(function, 1000.0, 1000.0, 10)
 
     in_turn = iter([against_stock, stock_tuned])
 
@@ -421,9 +423,6 @@ def tuned_with_threads_timed(monkeypatch, loads: list[float] | None, **options):
             return list(loads)
 
         return ratio
-
-    def fake_time_model(stock, tuned, function, inputs, policy, device):
-        return ModelTiming(function, 1000.0, 1000.0, 10)
 
     monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
     monkeypatch.setattr(pipeline, "time_model", fake_time_model)
