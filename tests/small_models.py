@@ -123,3 +123,23 @@ ATTENTION = """func.func @attention(%q: tensor<2x64x32xf32>, %k: tensor<64x2x32x
   return %y : tensor<64x2x32xf32>
 }
 """
+
+
+# A 1-D convolution over channels-first data (torch's `nn.Conv1d`, as in Whisper's audio
+# encoder): IREE vectorizes its output width only.
+CONV1D = """func.func @conv1d(%x: tensor<1x32x66xf32>, %w: tensor<64x32x3xf32>) -> tensor<1x64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x64x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  %y = linalg.conv_1d_ncw_fcw {dilations = dense<1> : vector<1xi64>, strides = dense<1> : vector<1xi64>}
+      ins(%x, %w : tensor<1x32x66xf32>, tensor<64x32x3xf32>) outs(%init : tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  return %y : tensor<1x64x64xf32>
+}
+"""
+
+
+def conv1d_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """numpy's `CONV1D`: y[0, f, i] = sum over c, k of x[0, c, i + k] * w[f, c, k]."""
+    width = x.shape[2] - w.shape[2] + 1
+    windows = np.stack([x[0, :, k : k + width] for k in range(w.shape[2])], axis=-1)
+    return np.einsum("cik,fck->fi", windows, w)[None]

@@ -14,9 +14,12 @@ import zlib
 import numpy as np
 from small_models import (
     ATTENTION,
+    CONV1D,
     MLP,
     SMALL,
     assert_close,
+    candidates_ranked_by_order,
+    conv1d_reference,
     fake_benchmark,
     mlp_inputs,
     mlp_reference,
@@ -76,6 +79,49 @@ def test_candidates_are_distinct_valid_configs_that_iree_builds():
     report = tune_model(MLP, options, benchmark_job=fake_benchmark).report
     fates = [c.fate for d in report.dispatches for c in d.candidates]
     assert len(fates) == 18 and FAILED_TO_COMPILE not in fates
+
+
+def test_a_convolution_vectorized_along_one_loop_gets_register_blocks_first():
+    (config,) = default_configs(flow_phase(CONV1D, "llvm-cpu", None, "conv1d.mlir")).values()
+    default = tile_lists(config.lowering_config)
+    vector, reduction = default["vector_common_parallel"], default["vector_reduction"]
+    assert sum(1 for v in vector if v > 1) == 1  # IREE vectorizes the output width only
+    found = candidates(config, limit=8)
+    blocks = found[1:3]
+    for candidate in blocks:
+        lists = tile_lists(candidate.compilation_info)
+        grown = [
+            i
+            for i, (a, b) in enumerate(zip(vector, lists["vector_common_parallel"], strict=True))
+            if a != b
+        ]
+        assert len(grown) == 1 and vector[grown[0]] == 1
+        assert lists["vector_common_parallel"][grown[0]] == 8
+        assert lists["distribution"] == default["distribution"]
+    alone, moved = (tile_lists(c.compilation_info)["vector_reduction"] for c in blocks)
+    assert alone == reduction
+    # the innermost reduction loop's vector tile (over the window of 3) moved outward
+    inner, outer = (
+        max(i for i, r in enumerate(reduction) if r),
+        min(i for i, r in enumerate(reduction) if r),
+    )
+    assert reduction[inner] > 1 and moved[inner] == 1 and moved[outer] == 4
+    # a matmul is vectorized along two loops already: no blocks
+    for matmul in default_configs(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir")).values():
+        assert not any(c.name.startswith("v") for c in candidates(matmul, limit=8)[1:3])
+    # IREE builds the blocks, and the tuned module gives numpy's convolution
+    options = TuneOptions(candidates=4, top_k=2, time_model=False, combine=False)
+    tuned = tune_model(CONV1D, options, benchmark_job=candidates_ranked_by_order)
+    (dispatch,) = tuned.report.dispatches
+    fates = {c.name: c.fate for c in dispatch.candidates}
+    assert all(fates[c.name] not in (FAILED_TO_COMPILE, FAILED, WRONG) for c in blocks)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 32, 66)).astype(np.float32)
+    w = rng.standard_normal((64, 32, 3)).astype(np.float32)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        for _ in range(40):  # online tuning runs every variant
+            got = module.function("conv1d")(x, w)
+        np.testing.assert_allclose(got, conv1d_reference(x, w), rtol=1e-4, atol=1e-4)
 
 
 def test_round_two_joins_the_best_changes_to_different_tile_lists():
