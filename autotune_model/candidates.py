@@ -99,10 +99,7 @@ def _cpu(config: DispatchConfig, grow_vectors: bool = False) -> Iterator[Candida
             vectors.append(make("v", {"vector_common_parallel": wider}))
         if vector[axis] > 1:
             vectors.append(make("v", {"vector_common_parallel": scaled(vector, [axis], 0.5)}))
-    # Register blocks first: where IREE vectorizes one parallel loop only, a second one's
-    # vector tile grown from 1 makes a block of accumulators (one loop of vector loads feeds
-    # many FMAs); with the innermost reduction loop's vector tile moved to the loop outside
-    # it, where that one is a convolution's filter window, as small as 3.
+    # Register blocks first (one vector load then feeds 8 or 16 FMAs).
     yield from _blocks(tiles, vector, reduction, fits, make)
     # Distribution and vector candidates alternate, so that a small limit tries both levels.
     for index in range(max(len(distribution), len(vectors))):
@@ -129,8 +126,8 @@ def _blocks(
     innermost other tiled parallel loop, whose workgroup tile holds at least 8, gets a
     vector tile of each of `BLOCK_SIZES`, alone and with the innermost reduction loop's
     vector tile moved to the reduction loop outside it. On Whisper's 1-D convolutions
-    (IREE vectorizes the width by 8, and the window of 3 by 16) these run 3-6x faster
-    than IREE's own."""
+    (IREE vectorizes the width by 8, and the window of 3 by 16) the tuned blocks ran
+    4.5-11.7x faster alone than IREE's own (B7)."""
     parallel = [i for i, t in enumerate(tiles) if t > 0 and i < len(vector)]
     if sum(1 for i in parallel if vector[i] > 1) != 1:
         return
