@@ -12,6 +12,7 @@ import numpy as np
 from autotune_contracts import interface
 from autotune_runtime.compare import warm_up
 from autotune_runtime.key_state import GroupInfo
+from autotune_runtime.run_queue import StampedClock
 from autotune_runtime.tuner import Tuner
 
 
@@ -50,10 +51,14 @@ def create_host_module(
     tuner: Tuner,
     device: rt.HalDevice,
     clock: Callable[[], int] = time.perf_counter_ns,
+    wait: Callable[[], int] | None = None,
 ) -> rt.VmModule:
     """A VM module named `autotune` whose exports forward to `tuner`. When the module
     has groups, the host side of a validation (reading a result, comparing it) runs once
-    here on a tiny buffer, so that its first-use costs stay out of the first calls."""
+    here on a tiny buffer, so that its first-use costs stay out of the first calls.
+    `clock` and `wait` (the run-queue wait, `run_queue.RunQueueWait`) are injectable: each
+    timed run is told how long the process's threads waited for a CPU during it."""
+    stamped = StampedClock(clock, wait)
 
     def key(args: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(int(a) for a in args)
@@ -63,7 +68,7 @@ def create_host_module(
         return np.asarray(rt.DeviceArray(device, view, implicit_host_transfer=True).to_host())
 
     def now_ns(_self) -> int:
-        return clock()
+        return stamped.now()
 
     def make_select(arity: int):
         def select(_self, gid, *workload):
@@ -74,7 +79,8 @@ def create_host_module(
 
     def make_record(arity: int):
         def record(_self, gid, variant, elapsed_ns, *workload):
-            tuner.record(int(gid), int(variant), int(elapsed_ns), key(workload))
+            elapsed = int(elapsed_ns)
+            tuner.record(int(gid), int(variant), elapsed, key(workload), stamped.waited(elapsed))
 
         return record
 

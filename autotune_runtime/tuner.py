@@ -33,6 +33,7 @@ from autotune_runtime.cache import CacheKey, Entry, TuningCache
 from autotune_runtime.compare import agrees, max_error
 from autotune_runtime.fingerprint import DeviceFingerprint
 from autotune_runtime.key_state import GroupInfo, KeyState
+from autotune_runtime.run_queue import disturbed
 from autotune_runtime.stats import StopRule, VariantStats, next_or_winner, tie_break, tied
 from autotune_runtime.warm_start import WarmStarts
 
@@ -128,8 +129,6 @@ class Tuner:
             variant, winner = next_or_winner(
                 self.rule_for(gid), state.variants, group.preference, group.expected, state.guess
             )
-        if warm:
-            self.warm.observe_dropped(gid, key, state)
         if winner is not None:
             self._commit(gid, key, state, winner)
             assert state.decision is not None
@@ -156,15 +155,21 @@ class Tuner:
             del self.states[(gid, key)]
         return -1 if decision is None else decision
 
-    def record(self, gid: int, variant: int, elapsed_ns: float, key: Key) -> None:
+    def record(
+        self, gid: int, variant: int, elapsed_ns: float, key: Key, waited_ns: float = 0.0
+    ) -> None:
+        """A run's time, and how long the process's threads waited for a CPU during it
+        (`waited_ns`: a run held up by other processes is discounted, `stats.py`)."""
         state = self.state(gid, key)
         self.in_flight = None
         if 0 <= variant < len(state.variants):
             warmup = self._warmup(gid, key, state, variant)
             self.first_key.setdefault((gid, variant), key)
             stats = state.variants[variant]
-            stats.add(elapsed_ns, warmup)
-            if stats.runs > warmup:
+            discount = stats.discounted < self.rule_for(gid).max_samples
+            samples = len(stats.samples)
+            stats.add(elapsed_ns, warmup, disturbed(elapsed_ns, waited_ns), discount)
+            if len(stats.samples) > samples:
                 self.warm.observe(gid, key, variant, float(elapsed_ns))
         if self.observer is not None:
             self.observer(gid, key)

@@ -59,8 +59,6 @@ from autotune_runtime.key_state import GroupInfo, KeyState, WarmStart
 from autotune_runtime.stats import (
     StopRule,
     VariantStats,
-    cold_penalty,
-    evidence,
     next_or_winner,
 )
 
@@ -166,23 +164,6 @@ class WarmStarts:
         if before is not None and before.timed and elapsed_ns >= before.high * NEWS:
             return
         self._put(gid, key, variant, Point(elapsed_ns, elapsed_ns, True))
-
-    def observe_dropped(self, gid: int, key: Key, state: KeyState) -> None:
-        """The variants of a key eliminated on their warm-up runs alone (early drop): a
-        low bound (`stats.evidence`) and a high one (a cold run is never faster than a
-        warm one), so that keys near it need not run them either."""
-        penalty: float | None = None
-        penalty_known = False
-        for variant, stats in enumerate(state.variants):
-            if not stats.eliminated or stats.samples or not stats.cold or stats.failed:
-                continue
-            if key in self._points(gid, variant):
-                continue
-            if not penalty_known:  # the penalty only where it is needed (as `_drop_far`)
-                penalty, penalty_known = cold_penalty(state.variants), True
-            low = evidence(stats, penalty)
-            if low is not None and low > 0.0:
-                self._put(gid, key, variant, Point(low, stats.cold_minimum, False))
 
     def _points(self, gid: int, variant: int) -> dict[Key, Point]:
         per_variant = self.points.get(gid)

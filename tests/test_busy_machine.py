@@ -1,0 +1,178 @@
+"""Online tuning on a machine doing other work: no variant is dropped on a cold run alone,
+a run held up by other processes (its threads waited for a CPU) decides nothing, and a
+real module tuned beside busy processes (`benchmarks.load.BusyLoad`) chooses as on the idle
+machine. Decisions only: no timed assertion."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from autotune_runtime import StopRule, load
+from autotune_runtime.key_state import GroupInfo
+from autotune_runtime.run_queue import (
+    DISTURBED_FLOOR_NS,
+    RunQueueWait,
+    StampedClock,
+    disturbed,
+)
+from autotune_runtime.stats import VariantStats, next_or_winner
+from autotune_runtime.tuner import Tuner
+from benchmarks.load import BusyLoad, runnable
+from lowering.driver import compile
+from tests.conftest import ROOT
+
+NAMES = ("slow", "fast", "middle")
+WARM_NS = (900_000.0, 300_000.0, 500_000.0)
+
+
+def one_group(**params) -> dict[int, GroupInfo]:
+    return {0: GroupInfo(0, "g", None, NAMES, "online", params=params)}
+
+
+def tune(tuner: Tuner, run) -> tuple[str, list[VariantStats]]:
+    """Call the group until it commits; `run(variant, nth run of it)` gives (elapsed, wait)."""
+    for _ in range(10_000):
+        variant, committed, _ = tuner.select(0, ())
+        if committed:
+            return NAMES[variant], tuner.states[(0, ())].variants
+        stats = tuner.states[(0, ())].variants[variant]
+        elapsed, waited = run(variant, stats.runs)
+        tuner.record(0, variant, elapsed, (), waited)
+    raise AssertionError("no decision")
+
+
+def test_a_variant_is_never_dropped_on_its_cold_run_alone():
+    """The fastest variant's warm-up run lands in a burst (10x): before, it was dropped
+    early with 0 timed samples and the slowest variant won."""
+    variants = [VariantStats() for _ in NAMES]
+    rule = StopRule(warmup=1, min_samples=3)
+    for _ in range(1000):
+        nxt, winner = next_or_winner(rule, variants)
+        if winner is not None:
+            break
+        v = variants[nxt]
+        cold_burst = nxt == 1 and v.runs == 0
+        v.add(WARM_NS[nxt] * (10.0 if cold_burst else 1.0), rule.warmup)
+        assert all(s.samples or not s.eliminated for s in variants)
+    assert NAMES[winner] == "fast"
+    assert all(s.samples for s in variants)  # each was timed before it was judged
+
+
+def test_a_burst_on_one_variants_runs_does_not_decide():
+    """Every timed run of the fastest variant but its last lands in a burst that its
+    threads' wait for a CPU shows: those runs are discounted, and it still wins. The same
+    times without the wait (a plain clock) eliminate it."""
+
+    def bursty(shown: bool):
+        def run(variant: int, nth: int) -> tuple[float, float]:
+            if variant == 1 and 1 <= nth <= 4:
+                return WARM_NS[1] * 8, (WARM_NS[1] * 7 if shown else 0.0)
+            return WARM_NS[variant], 1_000.0
+
+        return run
+
+    winner, stats = tune(Tuner(one_group()), bursty(shown=True))
+    assert winner == "fast"
+    assert stats[1].discounted == 4 and len(stats[1].samples) >= 3
+    assert max(stats[1].samples) == WARM_NS[1]  # none of the burst's runs is a sample
+    plain, plain_stats = tune(Tuner(one_group()), bursty(shown=False))
+    assert plain != "fast" and plain_stats[1].eliminated
+
+
+def test_a_machine_that_is_never_quiet_still_ends_tuning():
+    """Every run disturbed: each variant discounts `max_samples` runs, then takes them as
+    they come, and tuning commits."""
+    rule = StopRule(max_samples=6)
+    tuner = Tuner(one_group(), rule=rule)
+    winner, stats = tune(tuner, lambda v, n: (WARM_NS[v], WARM_NS[v] / 2))
+    assert winner == "fast"
+    assert all(s.discounted <= rule.max_samples for s in stats)
+    assert stats[1].discounted == rule.max_samples and stats[1].samples
+
+
+def test_what_counts_as_disturbed():
+    assert not disturbed(300_000, DISTURBED_FLOOR_NS)  # a wake-up's few microseconds
+    assert not disturbed(20_000_000, 1_000_000)  # 5% of a long run
+    assert disturbed(300_000, 40_000)
+    assert disturbed(50_000, DISTURBED_FLOOR_NS + 1)
+
+
+def test_the_stamped_clock_gives_each_timed_run_its_wait():
+    ticks = iter([100, 250, 400, 1000])
+    waits = iter([5, 5, 70, 900])
+    clock = StampedClock(lambda: next(ticks), lambda: next(waits))
+    t0 = clock.now()
+    t1 = clock.now()
+    assert clock.waited(t1 - t0) == 0
+    t2 = clock.now()
+    assert clock.waited(t2 - t1) == 65
+    t3 = clock.now()
+    assert clock.waited(t3 - t0) == 895  # across readings in between
+    assert clock.waited(12345) == 0  # no reading that long before: nothing known
+
+
+def _spin(seconds: float) -> None:
+    import time
+
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@pytest.mark.skipif(
+    not RunQueueWait().available,
+    reason="the kernel gives no per-thread scheduler statistics here (/proc/self/task/*/schedstat)",
+)
+def test_the_run_queue_wait_grows_when_other_processes_hold_the_cores():
+    wait = RunQueueWait()
+    before = wait.read()
+    _spin(0.3)
+    idle = wait.read() - before
+    with BusyLoad(2 * (os.cpu_count() or 1)):
+        before = wait.read()
+        _spin(0.3)
+        busy = wait.read() - before
+    assert busy > 10 * max(idle, 1_000_000) or busy > 50_000_000, (idle, busy)
+
+
+def test_the_load_harness_starts_and_stops_its_processes():
+    with BusyLoad(2) as load_:
+        assert load_.running == 2
+        assert runnable() >= 2
+    assert load_.running == 0
+    with pytest.raises(ValueError, match="processes must be >= 0"):
+        BusyLoad(-1)
+
+
+@pytest.fixture(scope="module")
+def tutorial_matmul() -> bytes:
+    """The tutorial's matmul: three tile sizes of a 256x256 matmul, 1.6-2.7x apart."""
+    source = ROOT / "examples" / "matmul_cpu.mlir"
+    return compile(source.read_text(), target="llvm-cpu", filename=source, policy="online")
+
+
+def _online_choice(vmfb: bytes) -> tuple[str, list[dict]]:
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((256, 256), dtype=np.float32) for _ in range(2))
+    with load(vmfb, "local-task", cache=False) as module:
+        for _ in range(500):
+            module.matmul(a, b)
+            if module.decisions():
+                break
+        (state,) = module.stats()
+    return state["decision"], state["variants"]
+
+
+def test_online_tuning_beside_busy_processes_chooses_as_on_the_idle_machine(tutorial_matmul):
+    idle, idle_variants = _online_choice(tutorial_matmul)
+    slowest = max(idle_variants, key=lambda v: v["min_ns"])["variant"]
+    with BusyLoad(2):
+        choices = [_online_choice(tutorial_matmul) for _ in range(4)]
+    for choice, variants in choices:
+        assert choice != slowest
+        # nothing judged without a timed sample
+        assert all(v["samples"] > 0 for v in variants), variants
+    assert sum(choice == idle for choice, _ in choices) >= 3, (idle, choices)
