@@ -32,6 +32,7 @@ from autotune_dialect.iree_configs import root_op
 from autotune_dialect.symbols import lookup_symbol
 from autotune_model.candidates import Candidate
 from autotune_model.flow_builds import TO_FLOW, kernels_as_given
+from autotune_runtime.run_queue import RunQueueWait, disturbed
 from lowering.driver import failure_summary, first_error, run_iree_compile
 
 BENCH_FUNCTION = "bench"
@@ -329,6 +330,9 @@ class Measured:
     times_ns: list[int] = field(default_factory=list)
     outputs: list[np.ndarray] = field(default_factory=list)
     error: str | None = None
+    held_up: int = 0
+    """Calls left out of `times_ns`: another process held a core they waited for (at
+    most the job's `repeats`; past that the machine is never quiet, and calls count)."""
 
     @property
     def median_ns(self) -> float:
@@ -376,18 +380,24 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
     started = time.perf_counter()
     budget = job.seconds * max(1, len(functions))
     rounds = 0
+    wait = RunQueueWait()
     while functions and (rounds < job.repeats or time.perf_counter() - started < budget):
         order = list(functions)
         shift = rounds % len(order)
         for index in order[shift:] + order[:shift]:
-            begin = time.perf_counter_ns()
+            waited, begin = wait.read(), time.perf_counter_ns()
             try:
                 functions[index](*inputs)  # synchronous: returns once the results are computed
             except (RuntimeError, ValueError) as err:
                 results[index].error, results[index].times_ns = _error_text(err), []
                 del functions[index]
                 continue
-            results[index].times_ns.append((time.perf_counter_ns() - begin) // job.dispatches)
+            elapsed = time.perf_counter_ns() - begin
+            measured = results[index]
+            if disturbed(elapsed, wait.read() - waited) and measured.held_up < job.repeats:
+                measured.held_up += 1  # another process held a core: not a time of it
+                continue
+            measured.times_ns.append(elapsed // job.dispatches)
         rounds += 1
         if rounds >= job.repeats * 100:
             break

@@ -82,6 +82,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         budget=args.budget,
         tolerance=args.tolerance,
         time_model=not args.no_timing,
+        strict_timing=args.strict_timing,
         base=args.base,
         packing=not args.skip_packing,
         threads=args.threads,
@@ -223,6 +224,13 @@ def add_command(sub) -> None:
         "--no-timing",
         action="store_true",
         help="skip the end-to-end timing against the stock build",
+    )
+    tune.add_argument(
+        "--strict-timing",
+        action="store_true",
+        help="refuse to write the module when the machine was too unsteady to time it "
+        "(other processes held up over 10%% of the calls, or the stock build's calls "
+        "spread over 10%%)",
     )
     tune.add_argument(
         "-q",

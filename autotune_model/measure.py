@@ -4,8 +4,8 @@ noisy; a ratio measured side by side is what holds)."""
 
 from __future__ import annotations
 
+import functools
 import statistics
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,6 +20,7 @@ from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
 from autotune_model.bench import Operand, agree, host_outputs, numpy_dtype
 from autotune_model.report import ModelTiming
+from autotune_model.steadiness import time_rounds
 
 ASYNC_ABI = '"coarse-fences"'
 """The `iree.abi.model` of IREE's asynchronous ABI functions: for a torch program
@@ -270,9 +271,12 @@ def time_model(
     budget_s: float = 3.0,
     min_calls: int = 10,
     warmup_calls: int = 400,
+    resolve: float | None = 1.0,
 ) -> ModelTiming:
-    """Median time of one call, stock and tuned, interleaved (the order alternating each
-    round). The tuned module first settles: `online` runs until its groups have decided
+    """Time of one call, stock and tuned, side by side (`steadiness.time_rounds`: the
+    order alternating each round, the median of the rounds' ratios and its interval; the
+    timing goes on, up to three times `budget_s`, while the interval holds `resolve`, where
+    given). The tuned module first settles: `online` runs until its groups have decided
     (at most `warmup_calls`; the calls it took and whether it settled are in the result),
     `explicit` runs its `__autotune` entry point."""
     import iree.runtime as rt
@@ -301,24 +305,27 @@ def time_model(
         settled = _settled(tuned) if policy == Policy.ONLINE else True
         run_stock(*args)
         run_tuned(*args)
-        times: dict[str, list[int]] = {"stock": [], "tuned": []}
-        start = time.perf_counter()
-        rounds = 0
-        while rounds < min_calls or time.perf_counter() - start < budget_s:
-            order = [("stock", run_stock), ("tuned", run_tuned)]
-            for label, run in order if rounds % 2 == 0 else order[::-1]:
-                begin = time.perf_counter_ns()
-                run(*args)
-                times[label].append(time.perf_counter_ns() - begin)
-            rounds += 1
+        rounds = time_rounds(
+            functools.partial(run_stock, *args),
+            functools.partial(run_tuned, *args),
+            budget_s,
+            min_calls,
+            resolve,
+        )
         del run_stock, run_tuned, stock_context, stock_module
+    low, high = rounds.interval
     return ModelTiming(
         function,
-        statistics.median(times["stock"]),
-        statistics.median(times["tuned"]),
-        rounds,
+        statistics.median(rounds.reference_ns),
+        statistics.median(rounds.other_ns),
+        len(rounds.ratios),
         settle_calls,
         settled,
+        paired=statistics.median(rounds.ratios),
+        interval=[low, high],
+        held_up=rounds.disturbed_share,
+        spread=rounds.spread,
+        runnable=rounds.runnable,
     )
 
 

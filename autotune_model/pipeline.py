@@ -289,10 +289,13 @@ def tune_model(
 ) -> TunedModel:
     """Tune every dispatch of `model` worth it and build the tuned module.
 
-    When the model is timed (the target's device is here), a tuned module slower than the
-    stock build by more than `options.slower_at_most` loses its groups one at a time,
-    the one with the smallest gain alone first, until it is not (at worst it is the stock
-    module). Where the timing chose IREE options other than the stock ones
+    When the model is timed (the target's device is here), a tuned module whose time may
+    be above the stock build's (the upper bound of the 95% interval of their ratio, timed
+    side by side, above `options.slower_at_most`) loses its groups one at a time, the one
+    with the smallest gain alone first, until it is not (at worst it is the stock module).
+    With `options.strict_timing`, a module timed on an unsteady machine (other processes
+    held up its calls, or the stock build's calls spread, `steadiness.UNSTEADY_SHARE`) is
+    refused. Where the timing chose IREE options other than the stock ones
     (`--base auto`), the module must then be faster than the stock build itself over a
     few fresh loads (`base_builds.LOADS`), else the stock build's dispatches are tuned
     instead (the report then holds both runs' times and jobs, and says why).
@@ -307,8 +310,16 @@ def tune_model(
     jobs = (compile_job, benchmark_job)
     if progress is None and not quiet and watched():
         with TerminalProgress() as shown:
-            return _tune(model, options, filename, executor, shown, jobs)
-    return _tune(model, options, filename, executor, progress or NoProgress(), jobs)
+            tuned = _tune(model, options, filename, executor, shown, jobs)
+    else:
+        tuned = _tune(model, options, filename, executor, progress or NoProgress(), jobs)
+    timing = tuned.report.timing
+    if options.strict_timing and timing is not None and not timing.steady:
+        raise DiagnosticError(
+            f"{filename}: --strict-timing: the machine was too unsteady to time the tuned "
+            f"module ({timing.steadiness()}); nothing written"
+        )
+    return tuned
 
 
 def _tune(
@@ -518,15 +529,18 @@ def _tune(
     if options.time_model and stock is not None:
         report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
         lap("measure")
-        # The guard: groups that cost the model more than they gain go, smallest gain
-        # first (the cache's choices stay: they were made where the module serves).
+        # The guard: while the module's time may be above the stock build's (the upper
+        # bound of its interval), groups go, smallest gain first (the cache's choices
+        # stay: they were made where the module serves).
         droppable = [t for t in grouped if not t.frozen]
-        while droppable and report.timing.ratio > options.slower_at_most:
+        while droppable and report.timing.upper > options.slower_at_most:
             dropped = min(droppable, key=lambda t: t.gain_ns)
             grouped.remove(dropped)
             droppable.remove(dropped)
+            low, high = report.timing.interval or (report.timing.ratio,) * 2
             dropped.ungroup(
-                f"the model was {report.timing.ratio:.3f}x the stock build's time with it"
+                f"the model was {report.timing.ratio:.3f}x the stock build's time with it "
+                f"(95% interval {low:.3f}-{high:.3f}: it may be slower)"
             )
             vmfb, lowered = build_tuned(
                 flow, filename, function_name, grouped, options, policy, base_flags

@@ -13,6 +13,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from autotune_model.steadiness import UNSTEADY_SHARE
+
 REPORT_VERSION = 1
 
 # The fate of a candidate.
@@ -122,10 +124,40 @@ class ModelTiming:
     sizes it saw (before the timing); None for the other policies."""
     settled: bool = True
     """Whether it did within the calls allowed (`time_model`'s `warmup_calls`)."""
+    paired: float | None = None
+    """The median over the rounds of the tuned call's time over the stock call's
+    (`steadiness.time_rounds`); None in a report of an older version."""
+    interval: list[float] | None = None
+    """The confidence interval of `paired` (95%, distribution-free)."""
+    held_up: float = 0.0
+    """The share of calls during which another process held a core this one waited for
+    (each such call was taken again, up to `steadiness.RETRIES` times)."""
+    spread: float = 0.0
+    """The stock build's calls' interquartile range over their median."""
+    runnable: int = 0
+    """The most processes runnable on the machine seen during the timing."""
 
     @property
     def ratio(self) -> float:
-        return self.tuned_ns / self.stock_ns
+        return self.paired if self.paired is not None else self.tuned_ns / self.stock_ns
+
+    @property
+    def upper(self) -> float:
+        """The upper bound of the ratio's interval (the ratio itself without one)."""
+        return self.interval[1] if self.interval else self.ratio
+
+    @property
+    def steady(self) -> bool:
+        return self.held_up < UNSTEADY_SHARE and self.spread < UNSTEADY_SHARE
+
+    def steadiness(self) -> str:
+        """The machine during the timing, in words."""
+        state = "steady" if self.steady else "unsteady (a busy machine)"
+        return (
+            f"timing {state}: {self.held_up:.0%} of calls held up by other processes, "
+            f"spread of the stock build's calls {self.spread:.1%}, up to {self.runnable} "
+            "runnable processes"
+        )
 
 
 @dataclass
@@ -356,11 +388,16 @@ def _end_to_end(report: TuneReport) -> list[str]:
         return [
             head + f"no variant was kept, so the module is the {stock} build "
             f"({stock} {_us(t.stock_ns)} us, this build {_us(t.tuned_ns)} us: the difference "
-            "is noise)"
+            "is noise)",
+            t.steadiness(),
         ]
+    interval = (
+        f", 95% interval {t.interval[0]:.3f}-{t.interval[1]:.3f}" if t.interval is not None else ""
+    )
     lines = [
         head + f"{stock} {_us(t.stock_ns)} us, tuned {_us(t.tuned_ns)} us, "
-        f"tuned/{stock} {t.ratio:.3f} ({1 / t.ratio:.2f}x)"
+        f"tuned/{stock} {t.ratio:.3f} ({1 / t.ratio:.2f}x{interval})",
+        t.steadiness(),
     ]
     if t.settle_calls is not None:
         state = "every group settled" if t.settled else "not every group had settled"

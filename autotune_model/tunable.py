@@ -52,7 +52,10 @@ class TuneOptions:
     combine: bool = True  # a second round: the best two changes to different lists together
     packing: bool = True  # a data-tiled build's packs and unpacks tuned too
     budget: float = 0.0  # seconds of search (build + time candidates); rounds climb while left
-    slower_at_most: float = 1.02  # a tuned model slower than this x stock loses groups
+    # a tuned model loses groups while the upper bound of its time's 95% interval over the
+    # stock build's, timed side by side, is above this (`ModelTiming.upper`)
+    slower_at_most: float = 1.0
+    strict_timing: bool = False  # refuse to write a module timed on an unsteady machine
     base: str = AUTO  # IREE's whole-compilation options to start from (`base_builds`)
     # threads code generation is told (llvm-cpu): auto (the device's, where faster), "iree"
     # (IREE's default), or a count (`base_builds.choose_threads`)

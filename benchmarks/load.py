@@ -13,11 +13,14 @@ test. Used by `make bench` (B13) and by the tests of decisions under load.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from types import TracebackType
+
+from autotune_model.steadiness import cores, runnable_processes
+
+__all__ = ["BusyLoad", "cores", "runnable_processes"]
 
 _SPIN = """
 import os
@@ -67,20 +70,3 @@ class BusyLoad:
     def running(self) -> int:
         """The busy processes still running."""
         return sum(child.poll() is None for child in self._children)
-
-
-def runnable() -> int:
-    """Processes runnable on the machine now (the run queue, from `/proc/loadavg`; 0
-    where it cannot be read)."""
-    try:
-        with open("/proc/loadavg") as f:
-            return int(f.read().split()[3].split("/")[0])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # (not on Linux)
-        return os.cpu_count() or 1

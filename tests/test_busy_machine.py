@@ -20,7 +20,7 @@ from autotune_runtime.run_queue import (
 )
 from autotune_runtime.stats import VariantStats, next_or_winner
 from autotune_runtime.tuner import Tuner
-from benchmarks.load import BusyLoad, runnable
+from benchmarks.load import BusyLoad, runnable_processes
 from lowering.driver import compile
 from tests.conftest import ROOT
 
@@ -141,7 +141,7 @@ def test_the_run_queue_wait_grows_when_other_processes_hold_the_cores():
 def test_the_load_harness_starts_and_stops_its_processes():
     with BusyLoad(2) as load_:
         assert load_.running == 2
-        assert runnable() >= 2
+        assert runnable_processes() >= 2
     assert load_.running == 0
     with pytest.raises(ValueError, match="processes must be >= 0"):
         BusyLoad(-1)
