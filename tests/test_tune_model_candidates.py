@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import zlib
+from dataclasses import replace
 
 import numpy as np
+import pytest
 from small_models import (
     ATTENTION,
     CONV1D,
@@ -25,6 +27,7 @@ from small_models import (
     mlp_reference,
 )
 
+from autotune_contracts.errors import DiagnosticError
 from autotune_dialect.iree_configs import tile_lists
 from autotune_dialect.iree_ir import iree_context
 from autotune_model import TuneOptions, tune_model
@@ -39,6 +42,7 @@ from autotune_model.report import (
     REFERENCE,
     WRONG,
     TuneReport,
+    summary_lines,
 )
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
@@ -247,6 +251,69 @@ def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
     ]
     assert len(taken_back) == 2  # the one kept of each dispatch
     assert "__tuned" not in tuned.lowered  # no group left: the model as IREE builds it
+
+
+@pytest.mark.parametrize(
+    ("interval", "kept"),
+    [((0.93, 1.03), False), ((0.90, 0.99), True)],
+    ids=["interval-holds-slower", "interval-below-stock"],
+)
+def test_the_guard_refuses_a_module_whose_interval_holds_slower_than_stock(
+    monkeypatch, interval, kept
+):
+    """Timed at 0.97x the stock build's time by the median of the rounds: where the 95%
+    interval reaches above 1 (the module may be slower), every group goes and the module
+    is the stock build; where the whole interval is below 1, the groups stay. (Before, a
+    ratio under 1.02 passed whatever its noise.)"""
+    import autotune_model.pipeline as pipeline
+    from autotune_model.report import ModelTiming
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        grouped = "__tuned" in tuned_texts[-1] if tuned_texts else True
+        low, high = interval if grouped else (0.99, 1.01)
+        return ModelTiming(
+            function, 1000.0, 970.0, 40, paired=0.97, interval=[low, high], held_up=0.3
+        )
+
+    tuned_texts: list[str] = []
+    build_tuned = pipeline.build_tuned
+
+    def recording_build(*args, **kwargs):
+        vmfb, lowered = build_tuned(*args, **kwargs)
+        tuned_texts.append(lowered)
+        return vmfb, lowered
+
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    monkeypatch.setattr(pipeline, "build_tuned", recording_build)
+    options = TuneOptions(candidates=3, top_k=1, dispatch_gains=False, base="stock")
+    tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    assert all(d.kept for d in tuned.report.dispatches) == kept
+    assert ("__tuned" in tuned.lowered) == kept
+    if not kept:
+        details = [c.detail or "" for d in tuned.report.dispatches for c in d.candidates]
+        assert any(f"interval {interval[0]:.3f}-{interval[1]:.3f}" in d for d in details)
+    # the report says the machine was busy, with what was measured
+    lines = "\n".join(summary_lines(tuned.report))
+    assert "timing unsteady (a busy machine): 30% of calls held up" in lines
+
+
+def test_strict_timing_refuses_a_module_timed_on_an_unsteady_machine(monkeypatch):
+    import autotune_model.pipeline as pipeline
+    from autotune_model.report import ModelTiming
+
+    def fake_time_model(stock, tuned, function, inputs, policy, device):
+        return ModelTiming(
+            function, 1000.0, 900.0, 40, paired=0.9, interval=[0.85, 0.95], spread=0.25
+        )
+
+    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    options = TuneOptions(candidates=3, top_k=1, dispatch_gains=False, base="stock")
+    with pytest.raises(
+        DiagnosticError, match="too unsteady .* spread of the stock build's calls 25.0%"
+    ):
+        tune_model(MLP, replace(options, strict_timing=True), benchmark_job=fake_benchmark)
+    steady = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    assert any(d.kept for d in steady.report.dispatches)
 
 
 def tuned_with_gains(monkeypatch, fake_gains):
