@@ -11,6 +11,7 @@ pool, a Ray cluster) can run them.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Sequence
@@ -32,7 +33,8 @@ from autotune_dialect.iree_configs import root_op
 from autotune_dialect.symbols import lookup_symbol
 from autotune_model.candidates import Candidate
 from autotune_model.flow_builds import TO_FLOW, kernels_as_given
-from autotune_runtime.run_queue import RunQueueWait, disturbed
+from autotune_model.steadiness import call_left_alone
+from autotune_runtime.run_queue import ThreadClocks
 from lowering.driver import failure_summary, first_error, run_iree_compile
 
 BENCH_FUNCTION = "bench"
@@ -331,8 +333,8 @@ class Measured:
     outputs: list[np.ndarray] = field(default_factory=list)
     error: str | None = None
     held_up: int = 0
-    """Calls left out of `times_ns`: another process held a core they waited for (at
-    most the job's `repeats`; past that the machine is never quiet, and calls count)."""
+    """Calls made again: another process held a core they waited for
+    (`steadiness.call_left_alone`)."""
 
     @property
     def median_ns(self) -> float:
@@ -380,24 +382,21 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
     started = time.perf_counter()
     budget = job.seconds * max(1, len(functions))
     rounds = 0
-    wait = RunQueueWait()
+    threads = ThreadClocks()
     while functions and (rounds < job.repeats or time.perf_counter() - started < budget):
         order = list(functions)
         shift = rounds % len(order)
         for index in order[shift:] + order[:shift]:
-            waited, begin = wait.read(), time.perf_counter_ns()
             try:
-                functions[index](*inputs)  # synchronous: returns once the results are computed
+                elapsed, held_up = call_left_alone(
+                    functools.partial(functions[index], *inputs), threads.read
+                )
             except (RuntimeError, ValueError) as err:
                 results[index].error, results[index].times_ns = _error_text(err), []
                 del functions[index]
                 continue
-            elapsed = time.perf_counter_ns() - begin
-            measured = results[index]
-            if disturbed(elapsed, wait.read() - waited) and measured.held_up < job.repeats:
-                measured.held_up += 1  # another process held a core: not a time of it
-                continue
-            measured.times_ns.append(elapsed // job.dispatches)
+            results[index].times_ns.append(elapsed // job.dispatches)
+            results[index].held_up += held_up
         rounds += 1
         if rounds >= job.repeats * 100:
             break

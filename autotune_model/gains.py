@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from autotune_model.bench import Operand
 from autotune_model.report import ModelGain
+from autotune_model.steadiness import call_left_alone
+from autotune_runtime.run_queue import Reading, ThreadClocks
 from autotune_runtime.stats import median_error
 
 HELD = 0.5
@@ -56,11 +58,14 @@ def ablation_times(
     budget_s: float,
     min_rounds: int = 10,
     clock: Callable[[], int] = time.perf_counter_ns,
+    threads: Callable[[], Reading] | None = None,
 ) -> dict[str | None, list[int]]:
     """Per configuration (None: every group at its winner; a group's name: that group at
     IREE's own, the others at their winners), the times of the calls made in it. Every
     round calls each configuration once, in an order reversed every other round, until
-    `min_rounds` rounds and `budget_s` seconds have passed."""
+    `min_rounds` rounds and `budget_s` seconds have passed. A call held up by another
+    process is made again (`steadiness.call_left_alone`; `threads`: the threads' clocks)."""
+    threads = threads or ThreadClocks().read
     for p in plan:
         set_variant(p.group, p.winner)
     by_group = {p.group: p for p in plan}
@@ -78,9 +83,8 @@ def ablation_times(
                 if configuration is not None:
                     set_variant(configuration, by_group[configuration].reference)
                 reverted = configuration
-            begin = clock()
-            call()
-            times[configuration].append(clock() - begin)
+            elapsed, _ = call_left_alone(call, threads, clock)
+            times[configuration].append(elapsed)
         rounds += 1
     if reverted is not None:
         set_variant(reverted, by_group[reverted].winner)

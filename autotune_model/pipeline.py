@@ -83,6 +83,7 @@ from autotune_model.report import (
 from autotune_model.root_forms import configured_forms
 from autotune_model.search import CandidateBuilds, Search, climb, combine
 from autotune_model.sizes import host_values
+from autotune_model.steadiness import watch_machine
 from autotune_model.tunable import Tunable, TuneOptions
 from autotune_model.tuned_module import build_tuned, export_name
 from lowering.decisions import load_decisions
@@ -310,9 +311,15 @@ def tune_model(
     jobs = (compile_job, benchmark_job)
     if progress is None and not quiet and watched():
         with TerminalProgress() as shown:
-            tuned = _tune(model, options, filename, executor, shown, jobs)
+            tuned, machine = watch_machine(
+                lambda: _tune(model, options, filename, executor, shown, jobs)
+            )
     else:
-        tuned = _tune(model, options, filename, executor, progress or NoProgress(), jobs)
+        shown = progress or NoProgress()
+        tuned, machine = watch_machine(
+            lambda: _tune(model, options, filename, executor, shown, jobs)
+        )
+    tuned.report.machine = machine
     timing = tuned.report.timing
     if options.strict_timing and timing is not None and not timing.steady:
         raise DiagnosticError(

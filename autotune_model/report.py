@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from autotune_model.steadiness import UNSTEADY_SHARE
+from autotune_model.steadiness import UNSTEADY_SHARE, MachineLoad
 
 REPORT_VERSION = 1
 
@@ -229,6 +229,7 @@ class TuneReport:
     base: BaseBuild = field(default_factory=BaseBuild)
     jobs: JobTimes = field(default_factory=JobTimes)
     device: str = ""  # the device candidates and the model were timed on
+    machine: MachineLoad | None = None  # how busy the machine was (`steadiness`)
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -274,6 +275,7 @@ class TuneReport:
                 _base_build(data["base"]) if data.get("base") else BaseBuild(),
                 JobTimes(**data["jobs"]) if data.get("jobs") else JobTimes(),
                 str(data.get("device", "")),
+                MachineLoad(**data["machine"]) if data.get("machine") else None,
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"a tune-model report with a missing or bad field ({err})") from None
@@ -389,20 +391,24 @@ def _end_to_end(report: TuneReport) -> list[str]:
             head + f"no variant was kept, so the module is the {stock} build "
             f"({stock} {_us(t.stock_ns)} us, this build {_us(t.tuned_ns)} us: the difference "
             "is noise)",
-            t.steadiness(),
+            *_steadiness(t),
         ]
     interval = (
         f", 95% interval {t.interval[0]:.3f}-{t.interval[1]:.3f}" if t.interval is not None else ""
     )
     lines = [
         head + f"{stock} {_us(t.stock_ns)} us, tuned {_us(t.tuned_ns)} us, "
-        f"tuned/{stock} {t.ratio:.3f} ({1 / t.ratio:.2f}x{interval})",
-        t.steadiness(),
+        f"tuned/{stock} {t.ratio:.3f} ({1 / t.ratio:.2f}x{interval})"
     ]
     if t.settle_calls is not None:
         state = "every group settled" if t.settled else "not every group had settled"
         lines.append(f"online tuning: {state} after {t.settle_calls} calls")
-    return lines
+    return lines + _steadiness(t)
+
+
+def _steadiness(t: ModelTiming) -> list[str]:
+    """The machine during the timing (a timing of this version: compared round by round)."""
+    return [t.steadiness()] if t.paired is not None else []
 
 
 def _base(report: TuneReport) -> list[str]:
@@ -507,6 +513,8 @@ def summary_lines(report: TuneReport) -> list[str]:
     """The model's end-to-end result, what was frozen, the time spent, and what was
     dropped or skipped."""
     lines = _base(report) + _end_to_end(report) + _model_gains(report) + _frozen(report)
+    if report.machine is not None:
+        lines.append(report.machine.words())
     spent = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
     lines.append(f"tuning time: {spent}")
     lines += _jobs(report)

@@ -14,13 +14,15 @@ spread of the reference's calls and the run queue are kept as the machine's stea
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from autotune_runtime.run_queue import RunQueueWait, disturbed
+from autotune_runtime.run_queue import CORES, Reading, ThreadClocks, disturbed, held_up
+
+T = TypeVar("T")
 
 RETRIES = 3
 """Further calls a round makes of a build whose call was held up by another process."""
@@ -62,11 +64,68 @@ def runnable_processes() -> int:
         return 0
 
 
-def cores() -> int:
+def cpu_ticks() -> tuple[int, int]:
+    """The machine's CPU time so far in clock ticks: (stolen by the hypervisor, all),
+    from `/proc/stat` ((0, 0) where it cannot be read)."""
     try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # (not on Linux)
-        return os.cpu_count() or 1
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+@dataclass
+class MachineLoad:
+    """The machine around a piece of work: the processes runnable when it began, and the
+    share of CPU time the hypervisor took for other machines while it ran (steal)."""
+
+    cores: int
+    runnable_at_start: int
+    steal: float = 0.0
+
+    @property
+    def busy(self) -> bool:
+        """More processes were ready to run than there are cores (this one counted)."""
+        return self.runnable_at_start > self.cores
+
+    def words(self) -> str:
+        state = "busy" if self.busy else "quiet"
+        return (
+            f"machine at the start: {state}, {self.runnable_at_start} runnable processes on "
+            f"{self.cores} cores; CPU time stolen by the hypervisor while tuning "
+            f"{self.steal:.1%}"
+        )
+
+
+def watch_machine(work: Callable[[], T]) -> tuple[T, MachineLoad]:
+    """Run `work`, and say what the machine was like around it."""
+    load = MachineLoad(CORES, runnable_processes())
+    stolen, total = cpu_ticks()
+    result = work()
+    stolen_after, total_after = cpu_ticks()
+    if total_after > total:
+        load.steal = (stolen_after - stolen) / (total_after - total)
+    return result, load
+
+
+def call_left_alone(
+    call: Callable[[], object],
+    threads: Callable[[], Reading],
+    clock: Callable[[], int] = time.perf_counter_ns,
+) -> tuple[int, int]:
+    """One call's time, and how many calls were held up on the way: a call during which
+    other processes held up this one's threads (`threads`: `run_queue.ThreadClocks.read`)
+    is made again, up to `RETRIES` times (the last is timed whatever it waited)."""
+    calls_held_up = 0
+    for _ in range(RETRIES + 1):
+        before, begin = threads(), clock()
+        call()
+        elapsed = clock() - begin
+        if not disturbed(elapsed, held_up(elapsed, before, threads())):
+            break
+        calls_held_up += 1
+    return elapsed, calls_held_up
 
 
 @dataclass
@@ -103,24 +162,19 @@ def time_rounds(
     min_rounds: int,
     resolve: float | None = None,
     clock: Callable[[], int] = time.perf_counter_ns,
-    wait: Callable[[], int] | None = None,
+    threads: Callable[[], Reading] | None = None,
 ) -> Rounds:
     """Call `reference` and `other` in rounds, the order alternating, until `min_rounds`
     rounds and `budget_s` seconds have passed; then, where `resolve` is given and the
     ratio's interval still holds it (the timing cannot tell the builds apart there), on to
     three times the budget."""
-    wait = wait or RunQueueWait().read
+    threads = threads or ThreadClocks().read
     rounds = Rounds([], [], [])
 
     def timed(call: Callable[[], object]) -> int:
-        for _ in range(RETRIES + 1):
-            waited, begin = wait(), clock()
-            call()
-            elapsed = clock() - begin
-            rounds.calls += 1
-            if not disturbed(elapsed, wait() - waited):
-                return elapsed
-            rounds.held_up += 1
+        elapsed, calls_held_up = call_left_alone(call, threads, clock)
+        rounds.calls += min(calls_held_up + 1, RETRIES + 1)
+        rounds.held_up += calls_held_up
         return elapsed
 
     start = clock()

@@ -3,6 +3,7 @@ candidates and their verdicts (`judge`)."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from autotune_model.report import (
     DispatchResult,
     FrozenChoice,
 )
+from autotune_model.steadiness import median_interval
 from lowering.dispatch_configs import DispatchConfig
 
 
@@ -125,6 +127,18 @@ class Tunable:
                 result.fate, result.detail = SLOWER, why
 
 
+def against(run: Measured, reference: Measured) -> tuple[float, float]:
+    """A candidate's time over IREE's own, compared round by round (the benchmark times
+    each once per round): the median of the rounds' ratios and the upper bound of its 95%
+    interval (`steadiness.median_interval`); the ratio of the medians where no round
+    has both."""
+    pairs = [c / r for c, r in zip(run.times_ns, reference.times_ns, strict=False) if r > 0]
+    if not pairs:
+        ratio = run.median_ns / reference.median_ns
+        return ratio, ratio
+    return statistics.median(pairs), median_interval(pairs)[1]
+
+
 def judge(
     tunable: Tunable,
     finalists: Sequence[Candidate],
@@ -133,11 +147,12 @@ def judge(
     options: TuneOptions,
     benchmarked: bool,
 ) -> None:
-    """Each candidate's fate: dropped (failed, wrong), kept (top-k faster than IREE's),
-    or slower. Without benchmarks, the first k that built are kept."""
+    """Each candidate's fate: dropped (failed, wrong), kept (top-k faster than IREE's by
+    `options.faster_by`, round by round, with the 95% interval of its ratio to IREE's
+    below 1: `against`), or slower. Without benchmarks, the first k that built are kept."""
     results = tunable.result.candidates
     reference: Measured | None = None
-    timed: list[tuple[float, CandidateResult]] = []
+    timed: list[tuple[Measured, CandidateResult]] = []
     for candidate in finalists:
         key = (tunable.export, candidate.name)
         build = compiled[key]
@@ -164,7 +179,7 @@ def judge(
             results.append(CandidateResult(candidate.name, WRONG, run.median_ns, why))
             continue
         results.append(CandidateResult(candidate.name, SLOWER, run.median_ns))
-        timed.append((run.median_ns, results[-1]))
+        timed.append((run, results[-1]))
     if not benchmarked:
         for result in [r for r in results[1:] if r.fate == SLOWER][: options.top_k]:
             result.fate = KEPT
@@ -172,12 +187,17 @@ def judge(
     if reference is None:
         return
     noise, kept = (options.faster_by - 1) * 100, 0
-    for median, result in sorted(timed, key=lambda t: t[0]):
-        gain = (reference.median_ns / median - 1) * 100
-        if median * options.faster_by >= reference.median_ns:
-            if median < reference.median_ns:
+    for run, result in sorted(timed, key=lambda t: t[0].median_ns):
+        ratio, high = against(run, reference)
+        gain = (1.0 / ratio - 1) * 100
+        if ratio * options.faster_by >= 1.0 or high >= 1.0:
+            if ratio < 1.0:
                 result.fate = NOISE
-                result.detail = f"{gain:.1f}% faster than IREE's own: within noise (< {noise:g}%)"
+                result.detail = f"{gain:.1f}% faster than IREE's own: within noise " + (
+                    f"(< {noise:g}%)"
+                    if ratio * options.faster_by >= 1.0
+                    else f"(its 95% interval reaches IREE's time: up to {high:.3f}x)"
+                )
         elif kept < options.top_k:
             result.fate, kept = KEPT, kept + 1
         else:

@@ -12,7 +12,7 @@ import numpy as np
 from autotune_contracts import interface
 from autotune_runtime.compare import warm_up
 from autotune_runtime.key_state import GroupInfo
-from autotune_runtime.run_queue import StampedClock
+from autotune_runtime.run_queue import Reading, StampedClock
 from autotune_runtime.tuner import Tuner
 
 
@@ -51,14 +51,14 @@ def create_host_module(
     tuner: Tuner,
     device: rt.HalDevice,
     clock: Callable[[], int] = time.perf_counter_ns,
-    wait: Callable[[], int] | None = None,
+    threads: Callable[[], Reading] | None = None,
 ) -> rt.VmModule:
     """A VM module named `autotune` whose exports forward to `tuner`. When the module
     has groups, the host side of a validation (reading a result, comparing it) runs once
     here on a tiny buffer, so that its first-use costs stay out of the first calls.
-    `clock` and `wait` (the run-queue wait, `run_queue.RunQueueWait`) are injectable: each
-    timed run is told how long the process's threads waited for a CPU during it."""
-    stamped = StampedClock(clock, wait)
+    `clock` and `threads` (the threads' run and wait times, `run_queue.ThreadClocks`) are
+    injectable: each timed run is told how long other processes held its threads up."""
+    stamped = StampedClock(clock, threads)
 
     def key(args: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(int(a) for a in args)

@@ -30,12 +30,14 @@ SIZES = (32, 64, 96, 128, 160, 192)
 TILES = tuple(MATMUL_TILES)
 
 
-def run(settings: Settings) -> CaseResult:
-    rounds = 40 if settings.quick else 200
-    text = matmul_module(SIZES, TILES)
+def inputs() -> dict[int, tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(0)
-    inputs = {n: (rng.random((n, n), np.float32), rng.random((n, n), np.float32)) for n in SIZES}
+    return {n: (rng.random((n, n), np.float32), rng.random((n, n), np.float32)) for n in SIZES}
 
+
+def online_choices(text: str, inputs: dict) -> tuple[dict[int, str], dict[int, int]]:
+    """Each size's variant chosen by online tuning with the default stop rule (one fresh
+    module, each size called until it commits), and the calls that took."""
     online = load_module(compile_module(text, "online"))
     chosen, tuning_calls = {}, {}
     for n in SIZES:
@@ -50,7 +52,14 @@ def run(settings: Settings) -> CaseResult:
         (variant,) = [v for (g, _), v in online.decisions().items() if g == f"mm{n}::matmul"]
         chosen[n] = variant.removeprefix(f"mm{n}_")
     online.close()
+    return chosen, tuning_calls
 
+
+def against_best(
+    text: str, inputs: dict, chosen: dict[int, str], rounds: int, tuning_calls: dict | None
+) -> list[dict]:
+    """Per size, the chosen variant's median over the best's, every variant timed by
+    `rounds` interleaved calls of the explicit build."""
     explicit = load_module(compile_module(text, "explicit"))
     rows = []
     for n in SIZES:
@@ -74,7 +83,7 @@ def run(settings: Settings) -> CaseResult:
                 "chosen": chosen[n],
                 "best": best,
                 "chosen_over_best": round(ratio, 4),
-                "tuning_calls": tuning_calls[n],
+                **({"tuning_calls": tuning_calls[n]} if tuning_calls else {}),
                 "median_us": {t: round(m / 1e3, 2) for t, m in medians.items()},
             }
         )
@@ -83,6 +92,15 @@ def run(settings: Settings) -> CaseResult:
             flush=True,
         )
     explicit.close()
+    return rows
+
+
+def run(settings: Settings) -> CaseResult:
+    rounds = 40 if settings.quick else 200
+    text = matmul_module(SIZES, TILES)
+    given = inputs()
+    chosen, tuning_calls = online_choices(text, given)
+    rows = against_best(text, given, chosen, rounds, tuning_calls)
     overall = geomean(r["chosen_over_best"] for r in rows)
     worst = max(rows, key=lambda r: r["chosen_over_best"])
     detail = {

@@ -18,9 +18,9 @@ import sys
 import time
 from types import TracebackType
 
-from autotune_model.steadiness import cores, runnable_processes
+from autotune_model.steadiness import runnable_processes
 
-__all__ = ["BusyLoad", "cores", "runnable_processes"]
+__all__ = ["BusyLoad", "runnable_processes"]
 
 _SPIN = """
 import os

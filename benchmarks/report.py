@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks import b10_model_online, b12_compile_cache
+from benchmarks import b10_model_online, b12_compile_cache, b13_busy
 from benchmarks.common import DOCS, PLOTS, RESULTS
 from benchmarks.report_b11 import plot_b11
 from benchmarks.report_cases import case_table, reading
@@ -28,6 +28,7 @@ TITLES = {
     "B10": "a whole model online",
     "B11": "roofline",
     "B12": b12_compile_cache.TITLE,
+    "B13": b13_busy.TITLE,
 }
 
 MEANINGS = {
@@ -45,6 +46,7 @@ MEANINGS = {
     "its frozen build",
     "B11": "time, tuned build / numpy's OpenBLAS (worst of the f32 matmuls, one thread)",
     "B12": b12_compile_cache.MEANING,
+    "B13": b13_busy.MEANING,
 }
 
 
@@ -217,6 +219,7 @@ PLOTTERS = {
     "B10": b10_model_online.plot,
     "B11": plot_b11,
     "B12": b12_compile_cache.plot,
+    "B13": b13_busy.plot,
 }
 
 

@@ -10,13 +10,15 @@ import os
 import numpy as np
 import pytest
 
+from autotune_model.steadiness import RETRIES, call_left_alone, median_interval, time_rounds
 from autotune_runtime import StopRule, load
 from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.run_queue import (
     DISTURBED_FLOOR_NS,
-    RunQueueWait,
     StampedClock,
+    ThreadClocks,
     disturbed,
+    held_up,
 )
 from autotune_runtime.stats import VariantStats, next_or_winner
 from autotune_runtime.tuner import Tuner
@@ -102,7 +104,7 @@ def test_what_counts_as_disturbed():
 
 def test_the_stamped_clock_gives_each_timed_run_its_wait():
     ticks = iter([100, 250, 400, 1000])
-    waits = iter([5, 5, 70, 900])
+    waits = iter([(0, 5), (0, 5), (0, 70), (0, 900)])
     clock = StampedClock(lambda: next(ticks), lambda: next(waits))
     t0 = clock.now()
     t1 = clock.now()
@@ -122,19 +124,28 @@ def _spin(seconds: float) -> None:
         pass
 
 
+def test_a_wait_for_the_process_own_threads_is_no_disturbance():
+    """Three threads on two cores wait for each other while the cores run them all; the
+    same wait while the threads ran for half the cores' time left them to others."""
+    elapsed = 1_000_000
+    own = held_up(elapsed, (0, 0), (int(1.9 * elapsed), 800_000), cores=2)
+    others = held_up(elapsed, (0, 0), (int(0.9 * elapsed), 800_000), cores=2)
+    assert own == 0 and others == 800_000
+
+
 @pytest.mark.skipif(
-    not RunQueueWait().available,
+    not ThreadClocks().available,
     reason="the kernel gives no per-thread scheduler statistics here (/proc/self/task/*/schedstat)",
 )
 def test_the_run_queue_wait_grows_when_other_processes_hold_the_cores():
-    wait = RunQueueWait()
-    before = wait.read()
+    clocks = ThreadClocks()
+    before = clocks.read()[1]
     _spin(0.3)
-    idle = wait.read() - before
+    idle = clocks.read()[1] - before
     with BusyLoad(2 * (os.cpu_count() or 1)):
-        before = wait.read()
+        before = clocks.read()[1]
         _spin(0.3)
-        busy = wait.read() - before
+        busy = clocks.read()[1] - before
     assert busy > 10 * max(idle, 1_000_000) or busy > 50_000_000, (idle, busy)
 
 
@@ -176,3 +187,63 @@ def test_online_tuning_beside_busy_processes_chooses_as_on_the_idle_machine(tuto
         # nothing judged without a timed sample
         assert all(v["samples"] > 0 for v in variants), variants
     assert sum(choice == idle for choice, _ in choices) >= 3, (idle, choices)
+
+
+class FakeMachine:
+    """A clock that calls advance by their cost, and a run-queue wait that grows by a
+    burst on the calls listed in `bursts` (their numbers, from 0)."""
+
+    def __init__(self, bursts: set[int]):
+        self.now = 0
+        self.waited = 0
+        self.calls = 0
+        self.bursts = bursts
+
+    def clock(self) -> int:
+        return self.now
+
+    def threads(self) -> tuple[int, int]:
+        return 0, self.waited
+
+    def caller(self, cost_ns: int):
+        def call() -> None:
+            burst = self.calls in self.bursts
+            self.now += cost_ns * (10 if burst else 1)
+            self.waited += cost_ns * 9 if burst else 0
+            self.calls += 1
+
+        return call
+
+
+def test_a_side_by_side_timing_takes_a_held_up_call_again_and_compares_round_by_round():
+    machine = FakeMachine(bursts={3, 4, 9})
+    rounds = time_rounds(
+        machine.caller(1_000_000),
+        machine.caller(800_000),
+        budget_s=0.0,
+        min_rounds=8,
+        clock=machine.clock,
+        threads=machine.threads,
+    )
+    assert len(rounds.ratios) == 8
+    assert rounds.ratios == [0.8] * 8  # the bursts were taken again, none is a time
+    assert rounds.held_up == 3 and rounds.calls == 16 + 3
+    assert rounds.interval == (0.8, 0.8)
+    assert rounds.disturbed_share == 3 / 19
+
+
+def test_a_call_held_up_every_time_is_timed_after_the_retries():
+    machine = FakeMachine(bursts=set(range(100)))
+    elapsed, held_up = call_left_alone(machine.caller(100_000), machine.threads, machine.clock)
+    assert held_up == RETRIES + 1 and machine.calls == RETRIES + 1
+    assert elapsed == 1_000_000
+
+
+def test_the_interval_of_a_median_holds_the_middle_and_leaves_out_bursts():
+    ratios = [0.9] * 20 + [3.0, 5.0]  # two rounds where one call landed in a burst
+    low, high = median_interval(ratios)
+    assert low == high == 0.9
+    spread = [0.80 + 0.01 * i for i in range(21)]  # 0.80 ... 1.00, median 0.90
+    low, high = median_interval(spread)
+    assert 0.80 < low < 0.90 < high < 1.00
+    assert median_interval([1.2]) == (1.2, 1.2)

@@ -47,7 +47,13 @@ def test_each_configuration_runs_one_group_at_iree_own_the_others_at_their_winne
     plan = [planned("a", 50, 20), planned("b", 30, 25)]
     model = FakeModel({"a": 300, "b": 40})
     times = ablation_times(
-        model.call, model.set_variant, plan, budget_s=0.0, min_rounds=4, clock=model.clock
+        model.call,
+        model.set_variant,
+        plan,
+        budget_s=0.0,
+        min_rounds=4,
+        clock=model.clock,
+        threads=lambda: (0, 0),
     )
     assert times[None] == [1000] * 4
     assert times["a"] == [1300] * 4 and times["b"] == [1040] * 4

@@ -1,0 +1,206 @@
+"""B13 tuning on a busy machine: decisions made beside busy processes against the idle ones.
+
+The harness (`benchmarks.load.BusyLoad`) runs 2 busy processes beside the tuning (on a
+2-core machine: every core contended), and the same work runs without it, in one run:
+
+- **Online decisions**: the tutorial's matmul (`examples/matmul_cpu.mlir`, three tile
+  sizes) tuned online on `local-task` in fresh processes, 10 idle and 10 under load. A
+  decision under load agrees when it is the idle runs' most common choice or within the
+  tie band (3%) of it by the idle runs' medians. Goal: at least 9 of 10.
+- **Choice quality under load**: B4's suite (6 matmul sizes, 4 tile sizes each) chosen by
+  online tuning under load, the chosen variants then timed idle against the best by B4's
+  exhaustive measurement. Goal: geometric mean <= 1.03.
+- **tune-model under load**: the MLP of B7 tuned with the defaults idle once and under
+  load twice; each written module re-timed idle against the stock build (the median of 5
+  fresh loads). Goals: every module at most 1.00x the stock build, each under-load ratio
+  within 5% of the idle-tuned module's, and the dispatches kept by the two runs under load
+  the same for at least 80% of the dispatches.
+
+Ratio: choice quality under load (B4's statistic). The detail has every part.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+
+from autotune_dialect import parse_module
+from autotune_model import TuneOptions, tune_model
+from autotune_model.measure import function_inputs, model_function, time_model_loads
+from autotune_model.pipeline import DEVICES, flow_phase, input_type_flags
+from benchmarks import b4_quality
+from benchmarks.common import ROOT, CaseResult, Settings, compile_module, geomean
+from benchmarks.kernels import matmul_module
+from benchmarks.load import BusyLoad
+from benchmarks.models import mlp
+from lowering.driver import compile_lowered
+
+TITLE = "tuning on a busy machine"
+MEANING = (
+    "choice quality under a load of 2 busy processes (B4's statistic: chosen / best, timed "
+    "idle; geometric mean, 6 sizes)"
+)
+BUSY = 2
+TIE_BAND = 0.03
+
+_CHOOSE = """
+import json, sys
+import numpy as np
+from autotune_runtime.session import load
+module = load(open(sys.argv[1], "rb").read(), device="local-task", cache=False)
+rng = np.random.default_rng(0)
+a, b = (rng.standard_normal((256, 256), dtype=np.float32) for _ in range(2))
+for _ in range(2000):
+    module.matmul(a, b)
+    if module.decisions():
+        break
+(state,) = module.stats()
+print(json.dumps({"decision": state["decision"], "medians": {
+    v["variant"]: v["median_ns"] if v["samples"] else None for v in state["variants"]}}))
+module.close()
+"""
+
+
+def _online_choices(vmfb_path: str, runs: int) -> list[dict]:
+    out = []
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-c", _CHOOSE, vmfb_path],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        out.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def _online_part(settings: Settings, runs: int) -> dict:
+    source = ROOT / "examples" / "matmul_cpu.mlir"
+    path = settings.scratch / "b13_matmul.vmfb"
+    path.write_bytes(compile_module(source.read_text(), "online"))
+    idle = _online_choices(str(path), runs)
+    with BusyLoad(BUSY):
+        busy = _online_choices(str(path), runs)
+    idle_choice = Counter(r["decision"] for r in idle).most_common(1)[0][0]
+    medians: dict[str, list[float]] = {}
+    for r in idle:
+        for name, value in r["medians"].items():
+            if value is not None:
+                medians.setdefault(name, []).append(value)
+    typical = {name: float(np.median(values)) for name, values in medians.items()}
+    agreeing = {
+        name for name, value in typical.items() if value <= typical[idle_choice] * (1.0 + TIE_BAND)
+    }
+    return {
+        "runs": runs,
+        "idle_choices": dict(Counter(r["decision"] for r in idle)),
+        "busy_choices": dict(Counter(r["decision"] for r in busy)),
+        "idle_medians_us": {n: round(v / 1e3, 1) for n, v in typical.items()},
+        "agree": sum(r["decision"] in agreeing for r in busy),
+    }
+
+
+def _quality_part(settings: Settings) -> dict:
+    rounds = 40 if settings.quick else 200
+    text = matmul_module(b4_quality.SIZES, b4_quality.TILES)
+    inputs = b4_quality.inputs()
+    with BusyLoad(BUSY):
+        chosen, _ = b4_quality.online_choices(text, inputs)
+    rows = b4_quality.against_best(text, inputs, chosen, rounds, tuning_calls=None)
+    return {
+        "sizes": rows,
+        "chosen_over_best": round(geomean(r["chosen_over_best"] for r in rows), 4),
+    }
+
+
+def _kept(report) -> dict[str, str | None]:
+    return {d.export: d.best.name if d.kept and d.best else None for d in report.dispatches}
+
+
+def _model_part(settings: Settings) -> dict:
+    model = mlp(quick=settings.quick)
+    options = replace(TuneOptions(compile_cache=False), input_shapes=model.input_shapes)
+    stock = compile_lowered(model.text, "llvm-cpu", extra_args=input_type_flags(model.text))
+    function = model_function(parse_module(flow_phase(model.text, "llvm-cpu", None, "")), None)
+    inputs = function_inputs(function, model.input_shapes)
+    runs = []
+    for label in ("idle", "busy", "busy"):
+        with BusyLoad(BUSY if label == "busy" else 0):
+            tuned = tune_model(model.text, options, filename=model.name, quiet=True)
+        report = tuned.report
+        timing = report.timing
+        median, loads = time_model_loads(
+            stock, tuned.vmfb, function.name, inputs, report.policy, DEVICES["llvm-cpu"], 5, 10.0
+        )
+        runs.append(
+            {
+                "tuned": label,
+                "idle_ratio": round(median.ratio, 4),
+                "loads": [round(t.ratio, 4) for t in loads],
+                "tuning_steadiness": timing.steadiness(),
+                "tuning_ratio": round(timing.ratio, 4),
+                "kept": _kept(report),
+            }
+        )
+        print(f"  B13 MLP tuned {label}: re-timed idle {median.ratio:.3f} of stock", flush=True)
+    first, second = runs[1]["kept"], runs[2]["kept"]
+    same = sum(first[e] == second.get(e) for e in first)
+    return {
+        "runs": runs,
+        "kept_agreement": round(same / max(1, len(first)), 3),
+        "within_5pct_of_idle": all(
+            abs(r["idle_ratio"] / runs[0]["idle_ratio"] - 1.0) <= 0.05 for r in runs[1:]
+        ),
+        "worst_idle_ratio": max(r["idle_ratio"] for r in runs),
+    }
+
+
+def run(settings: Settings) -> CaseResult:
+    online = _online_part(settings, 4 if settings.quick else 10)
+    print(f"  B13 online: {online['agree']} of {online['runs']} agree with idle", flush=True)
+    quality = _quality_part(settings)
+    print(f"  B13 choice quality under load: {quality['chosen_over_best']}", flush=True)
+    model = _model_part(settings)
+    return CaseResult(
+        id="B13",
+        title=TITLE,
+        ratio=quality["chosen_over_best"],
+        meaning=MEANING,
+        detail={"busy_processes": BUSY, "online": online, "quality": quality, "model": model},
+        extra={"online_agree": f"{online['agree']}/{online['runs']}"},
+    )
+
+
+def reading(d: dict, ratio: float) -> str:
+    online, model = d["online"], d["model"]
+    return (
+        f"With {d['busy_processes']} busy processes beside it: choice quality {ratio:.3f} "
+        f"(goal <= 1.03: {'met' if ratio <= 1.03 else 'missed'}); online decisions agreeing "
+        f"with the idle runs' {online['agree']} of {online['runs']} (goal >= 9); the MLP's "
+        f"modules re-timed idle at worst {model['worst_idle_ratio']:.3f} of the stock build "
+        f"(goal <= 1.00), within 5% of the idle-tuned one: {model['within_5pct_of_idle']}; "
+        f"dispatches kept alike by the two runs under load {model['kept_agreement']:.0%} "
+        "(goal >= 80%)."
+    )
+
+
+def table(d: dict) -> list[str]:
+    lines = ["| MLP tuned | re-timed idle (5 loads) | the tuner's own timing |", "|---|---|---|"]
+    for r in d["model"]["runs"]:
+        lines.append(f"| {r['tuned']} | {r['idle_ratio']:.3f} | {r['tuning_steadiness']} |")
+    return lines
+
+
+def plot(case: dict, ax) -> None:
+    """The MLP's modules re-timed idle, by where they were tuned."""
+    runs = case["detail"]["model"]["runs"]
+    labels = [f"tuned {r['tuned']} {i}" for i, r in enumerate(runs)]
+    ax.bar(labels, [r["idle_ratio"] for r in runs], color="#4c72b0")
+    ax.axhline(1.0, color="#999999", linewidth=1)
+    ax.set_ylabel("tuned / stock, re-timed idle")
