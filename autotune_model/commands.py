@@ -229,8 +229,8 @@ def add_command(sub) -> None:
         "--strict-timing",
         action="store_true",
         help="refuse to write the module when the machine was too unsteady to time it "
-        "(other processes held up over 10%% of the calls, or the stock build's calls "
-        "spread over 10%%)",
+        "(other processes held up over 10%% of the calls, or the rounds' tuned/stock "
+        "ratios spread over 10%%)",
     )
     tune.add_argument(
         "-q",

@@ -133,7 +133,9 @@ class ModelTiming:
     """The share of calls during which another process held a core this one waited for
     (each such call was taken again, up to `steadiness.RETRIES` times)."""
     spread: float = 0.0
-    """The stock build's calls' interquartile range over their median."""
+    """The rounds' ratios' interquartile range over their median: the noise the timing
+    had to see through (the stock build's own calls drift more, but a drift falls on both
+    calls of a round)."""
     runnable: int = 0
     """The most processes runnable on the machine seen during the timing."""
 
@@ -155,7 +157,7 @@ class ModelTiming:
         state = "steady" if self.steady else "unsteady (a busy machine)"
         return (
             f"timing {state}: {self.held_up:.0%} of calls held up by other processes, "
-            f"spread of the stock build's calls {self.spread:.1%}, up to {self.runnable} "
+            f"spread of the rounds' ratios {self.spread:.1%}, up to {self.runnable} "
             "runnable processes"
         )
 

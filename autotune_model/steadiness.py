@@ -8,7 +8,7 @@ assumption on the noise's shape: a burst that slows one call of a round moves on
 not the median). A call during which the process's threads waited for a CPU held by
 another process (`autotune_runtime.run_queue`) is taken again, up to `RETRIES` times, so
 that a round compares calls the machine left alone; the share of calls held up, the
-spread of the reference's calls and the run queue are kept as the machine's steadiness.
+spread of the rounds' ratios and the run queue are kept as the machine's steadiness.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ T = TypeVar("T")
 RETRIES = 3
 """Further calls a round makes of a build whose call was held up by another process."""
 UNSTEADY_SHARE = 0.10
-"""A timing whose calls were held up this often, or whose reference's calls spread (the
+"""A timing whose calls were held up this often, or whose rounds' ratios spread (the
 interquartile range over the median) this much, was taken on an unsteady machine (pyperf
 warns at a standard deviation of 10% of the mean)."""
 CONFIDENCE = 0.95
@@ -152,7 +152,8 @@ class Rounds:
 
     @property
     def spread(self) -> float:
-        return relative_spread(self.reference_ns)
+        """The rounds' ratios' interquartile range over their median."""
+        return relative_spread(self.ratios)
 
 
 def time_rounds(

@@ -34,8 +34,10 @@ OWN_SHARE = 0.75
 """A run whose threads ran for less than this share of its cores' time while they waited
 for a CPU left cores to other processes (`held_up`)."""
 
-DISTURBED_SHARE = 0.10
-"""A run whose threads waited for a CPU longer than this share of its time..."""
+DISTURBED_SHARE = 0.25
+"""A run whose threads waited for a CPU held by others longer than this share of its
+time... (a model's call of tens of dispatches waits 10-15% of its time on an idle machine
+waking its workers: no disturbance; a run that another process held up waited 50-150%)"""
 DISTURBED_FLOOR_NS = 20_000
 """...and longer than this (waking a sleeping worker waits a few microseconds on an
 idle machine: not a disturbance) was held up by other processes."""

@@ -97,8 +97,8 @@ def test_a_machine_that_is_never_quiet_still_ends_tuning():
 
 def test_what_counts_as_disturbed():
     assert not disturbed(300_000, DISTURBED_FLOOR_NS)  # a wake-up's few microseconds
-    assert not disturbed(20_000_000, 1_000_000)  # 5% of a long run
-    assert disturbed(300_000, 40_000)
+    assert not disturbed(3_000_000, 400_000)  # a model's call waking its workers
+    assert disturbed(300_000, 200_000)
     assert disturbed(50_000, DISTURBED_FLOOR_NS + 1)
 
 

@@ -309,7 +309,7 @@ def test_strict_timing_refuses_a_module_timed_on_an_unsteady_machine(monkeypatch
     monkeypatch.setattr(pipeline, "time_model", fake_time_model)
     options = TuneOptions(candidates=3, top_k=1, dispatch_gains=False, base="stock")
     with pytest.raises(
-        DiagnosticError, match="too unsteady .* spread of the stock build's calls 25.0%"
+        DiagnosticError, match="too unsteady .* spread of the rounds' ratios 25.0%"
     ):
         tune_model(MLP, replace(options, strict_timing=True), benchmark_job=fake_benchmark)
     steady = tune_model(MLP, options, benchmark_job=fake_benchmark)
