@@ -229,8 +229,8 @@ def add_command(sub) -> None:
         "--strict-timing",
         action="store_true",
         help="refuse to write the module when the machine was too unsteady to time it "
-        "(other processes held up over 10%% of the calls, or the rounds' tuned/stock "
-        "ratios spread over 10%%)",
+        "(over 40%% of the calls held up waiting for a CPU, or the rounds' tuned/stock "
+        "ratios spread over 25%%)",
     )
     tune.add_argument(
         "-q",

@@ -295,7 +295,7 @@ def tune_model(
     side by side, above `options.slower_at_most`) loses its groups one at a time, the one
     with the smallest gain alone first, until it is not (at worst it is the stock module).
     With `options.strict_timing`, a module timed on an unsteady machine (other processes
-    held up its calls, or the rounds' ratios spread, `steadiness.UNSTEADY_SHARE`) is
+    held up its calls, or the rounds' ratios spread: `ModelTiming.steady`) is
     refused. Where the timing chose IREE options other than the stock ones
     (`--base auto`), the module must then be faster than the stock build itself over a
     few fresh loads (`base_builds.LOADS`), else the stock build's dispatches are tuned

@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from autotune_model.steadiness import UNSTEADY_SHARE, MachineLoad
+from autotune_model.steadiness import UNSTEADY_HELD_UP, UNSTEADY_SPREAD, MachineLoad
 
 REPORT_VERSION = 1
 
@@ -137,7 +137,7 @@ class ModelTiming:
     had to see through (the stock build's own calls drift more, but a drift falls on both
     calls of a round)."""
     runnable: int = 0
-    """The most processes runnable on the machine seen during the timing."""
+    """The most other tasks runnable on the machine seen during the timing."""
 
     @property
     def ratio(self) -> float:
@@ -150,15 +150,16 @@ class ModelTiming:
 
     @property
     def steady(self) -> bool:
-        return self.held_up < UNSTEADY_SHARE and self.spread < UNSTEADY_SHARE
+        return self.held_up < UNSTEADY_HELD_UP and self.spread < UNSTEADY_SPREAD
 
     def steadiness(self) -> str:
         """The machine during the timing, in words."""
         state = "steady" if self.steady else "unsteady (a busy machine)"
         return (
-            f"timing {state}: {self.held_up:.0%} of calls held up by other processes, "
+            f"timing {state}: {self.held_up:.0%} of calls held up (their threads waited for "
+            "a CPU), "
             f"spread of the rounds' ratios {self.spread:.1%}, up to {self.runnable} "
-            "runnable processes"
+            "other runnable tasks"
         )
 
 

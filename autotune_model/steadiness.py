@@ -14,6 +14,7 @@ spread of the rounds' ratios and the run queue are kept as the machine's steadin
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -26,10 +27,14 @@ T = TypeVar("T")
 
 RETRIES = 3
 """Further calls a round makes of a build whose call was held up by another process."""
-UNSTEADY_SHARE = 0.10
-"""A timing whose calls were held up this often, or whose rounds' ratios spread (the
-interquartile range over the median) this much, was taken on an unsteady machine (pyperf
-warns at a standard deviation of 10% of the mean)."""
+UNSTEADY_HELD_UP = 0.40
+"""A timing whose calls were held up this often (their threads waited for a CPU, while
+the cores ran others)..."""
+UNSTEADY_SPREAD = 0.25
+"""...or whose rounds' ratios spread (the interquartile range over the median) this much
+was taken on an unsteady machine. Measured on a 2-core machine, a model's timing: idle,
+14-24% of calls held up (waking workers on idle virtual CPUs, a preemption by a kernel
+thread) and ratios spread 11-14%; beside 2 busy processes, 75-87% and 67-147%."""
 CONFIDENCE = 0.95
 
 
@@ -55,13 +60,30 @@ def relative_spread(values: Sequence[float]) -> float:
 
 
 def runnable_processes() -> int:
-    """Processes runnable on the machine now, this one included (`/proc/loadavg`; 0
-    where it cannot be read)."""
+    """Tasks (threads) runnable on the machine now, this process's own left out (from
+    `/proc/loadavg` and this process's threads' states; 0 where they cannot be read)."""
     try:
         with open("/proc/loadavg") as f:
-            return int(f.read().split()[3].split("/")[0])
+            everyone = int(f.read().split()[3].split("/")[0])
     except (OSError, IndexError, ValueError):
         return 0
+    return max(0, everyone - _own_running())
+
+
+def _own_running() -> int:
+    """This process's threads that are running or ready to run now."""
+    running = 0
+    try:
+        names = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for name in names:
+        try:
+            with open(f"/proc/self/task/{name}/stat") as f:
+                running += f.read().rpartition(")")[2].split()[0] == "R"
+        except (OSError, IndexError):
+            continue
+    return running
 
 
 def cpu_ticks() -> tuple[int, int]:
@@ -77,7 +99,7 @@ def cpu_ticks() -> tuple[int, int]:
 
 @dataclass
 class MachineLoad:
-    """The machine around a piece of work: the processes runnable when it began, and the
+    """The machine around a piece of work: the other tasks runnable when it began, and the
     share of CPU time the hypervisor took for other machines while it ran (steal)."""
 
     cores: int
@@ -86,14 +108,14 @@ class MachineLoad:
 
     @property
     def busy(self) -> bool:
-        """More processes were ready to run than there are cores (this one counted)."""
-        return self.runnable_at_start > self.cores
+        """Other tasks were ready to run on at least as many cores as there are."""
+        return self.runnable_at_start >= self.cores
 
     def words(self) -> str:
         state = "busy" if self.busy else "quiet"
         return (
-            f"machine at the start: {state}, {self.runnable_at_start} runnable processes on "
-            f"{self.cores} cores; CPU time stolen by the hypervisor while tuning "
+            f"machine at the start: {state}, {self.runnable_at_start} other runnable tasks "
+            f"on {self.cores} cores; CPU time stolen by the hypervisor while tuning "
             f"{self.steal:.1%}"
         )
 
@@ -140,7 +162,7 @@ class Rounds:
     held_up: int = 0
     """Calls during which another process held a core this one waited for."""
     runnable: int = 0
-    """The most processes runnable on the machine seen at a round's start."""
+    """The most other tasks runnable on the machine seen at a round's start."""
 
     @property
     def disturbed_share(self) -> float:

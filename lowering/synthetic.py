@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DictionaryAttr,
     FloatAttr,
     IndexType,
@@ -16,7 +17,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i32,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from autotune_contracts import interface
 from autotune_contracts.policy import Policy
@@ -94,7 +95,15 @@ def synthetic_run(em: Emitter, site: Site, key: tuple[int, ...]) -> SyntheticRun
                     dyn.append(em.const(key[dim_cursor], IndexType()))
                     dim_cursor += 1
             argument_dims.extend(dyn)
-            arguments.append(synthetic_tensor(em, arg.type, dyn, i))
+            fill = synthetic_value(arg.type.get_element_type(), i)
+            if fill is None:
+                raise op_error(
+                    site.op,
+                    f"cannot create synthetic inputs for tuning group "
+                    f"@{site.group.op.group_name}: operand #{i} has element type "
+                    f"{arg.type.get_element_type()}, of which none can be made",
+                )
+            arguments.append(synthetic_tensor(em, arg.type, dyn, fill))
         else:
             arguments.append(em.const(resolve(arg, f"operand #{i}"), arg.type))
     workload = [em.const(k, IndexType()) for k in key] if isinstance(op, flow.DispatchOp) else None
@@ -122,14 +131,27 @@ def synthetic_run(em: Emitter, site: Site, key: tuple[int, ...]) -> SyntheticRun
     return SyntheticRun(make, inputs, per_result)
 
 
-def synthetic_tensor(em: Emitter, type_: TensorType, dims: list[SSAValue], seed: int) -> SSAValue:
-    """A tensor of `type_` filled with a value that `seed` picks, behind a barrier."""
-    element = type_.get_element_type()
+def synthetic_value(element: Attribute, seed: int) -> IntegerAttr | FloatAttr | None:
+    """A valid value of `element` that `seed` picks: an integer from 1 to 7 within the
+    type's range (1 for an i1, as a mask's "keep"), an index from 1 to 7, a float from
+    0.5 to 1.5; None for a type the inputs cannot be made of (complex numbers)."""
     if isinstance(element, IntegerType):
-        fill = em.value(arith.ConstantOp(IntegerAttr(seed % 7 + 1, element)))
-    else:
-        fill = em.value(arith.ConstantOp(FloatAttr(0.5 + 0.25 * (seed % 5), element)))
-    filled = em.value(flow.TensorSplatOp(fill, dims, type_))
+        width = element.width.data
+        largest = 2 ** (width - 1) - 1 if width > 1 else 1
+        return IntegerAttr(seed % min(7, largest) + 1, element)
+    if isinstance(element, IndexType):
+        return IntegerAttr(seed % 7 + 1, element)
+    if isinstance(element, AnyFloat):
+        return FloatAttr(0.5 + 0.25 * (seed % 5), element)
+    return None
+
+
+def synthetic_tensor(
+    em: Emitter, type_: TensorType, dims: list[SSAValue], fill: IntegerAttr | FloatAttr
+) -> SSAValue:
+    """A tensor of `type_` filled with `fill`, behind a barrier."""
+    value = em.value(arith.ConstantOp(fill))
+    filled = em.value(flow.TensorSplatOp(value, dims, type_))
     return em.add(util.OptimizationBarrierOp([filled])).results[0]
 
 

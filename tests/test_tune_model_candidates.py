@@ -272,7 +272,7 @@ def test_the_guard_refuses_a_module_whose_interval_holds_slower_than_stock(
         grouped = "__tuned" in tuned_texts[-1] if tuned_texts else True
         low, high = interval if grouped else (0.99, 1.01)
         return ModelTiming(
-            function, 1000.0, 970.0, 40, paired=0.97, interval=[low, high], held_up=0.3
+            function, 1000.0, 970.0, 40, paired=0.97, interval=[low, high], held_up=0.6
         )
 
     tuned_texts: list[str] = []
@@ -294,7 +294,7 @@ def test_the_guard_refuses_a_module_whose_interval_holds_slower_than_stock(
         assert any(f"interval {interval[0]:.3f}-{interval[1]:.3f}" in d for d in details)
     # the report says the machine was busy, with what was measured
     lines = "\n".join(summary_lines(tuned.report))
-    assert "timing unsteady (a busy machine): 30% of calls held up" in lines
+    assert "timing unsteady (a busy machine): 60% of calls held up (their threads" in lines
 
 
 def test_strict_timing_refuses_a_module_timed_on_an_unsteady_machine(monkeypatch):
@@ -308,9 +308,7 @@ def test_strict_timing_refuses_a_module_timed_on_an_unsteady_machine(monkeypatch
 
     monkeypatch.setattr(pipeline, "time_model", fake_time_model)
     options = TuneOptions(candidates=3, top_k=1, dispatch_gains=False, base="stock")
-    with pytest.raises(
-        DiagnosticError, match="too unsteady .* spread of the rounds' ratios 25.0%"
-    ):
+    with pytest.raises(DiagnosticError, match="too unsteady .* spread of the rounds' ratios 25.0%"):
         tune_model(MLP, replace(options, strict_timing=True), benchmark_job=fake_benchmark)
     steady = tune_model(MLP, options, benchmark_job=fake_benchmark)
     assert any(d.kept for d in steady.report.dispatches)
