@@ -13,7 +13,7 @@ import tempfile
 import traceback
 
 from autotune_contracts.errors import DiagnosticError
-from autotune_contracts.files import read_source, write_atomically
+from autotune_contracts.files import read_source, refuse_overwrite, write_atomically
 from autotune_contracts.policy import POLICIES, Policy
 from autotune_dialect.ir import parse_module, xdsl_text
 from autotune_model.commands import add_command as add_tune_model_command
@@ -24,6 +24,7 @@ from lowering.triton import add_command as add_import_triton_command
 
 
 def cmd_lower(args: argparse.Namespace) -> int:
+    refuse_overwrite([("input", args.input), ("--cache", args.cache)], [("-o", args.output)])
     text = read_source(args.input)
     lowered = lower_to_iree(
         text,
@@ -37,6 +38,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
 
 
 def cmd_xdsl(args: argparse.Namespace) -> int:
+    refuse_overwrite([("input", args.input)], [("-o", args.output)])
     text = read_source(args.input)
     module = parse_module(text, args.input)
     _emit(args.output, xdsl_text(module, locations=True))
@@ -60,6 +62,7 @@ def _emit(output: str | None, text: str) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     check_target(args.target, args.arch)  # before any work: a wrong --arch lists the right ones
+    refuse_overwrite([("input", args.input), ("--cache", args.cache)], [("-o", args.output)])
     text = read_source(args.input)
     vmfb = compile(
         text,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError, SourceLocation
@@ -26,6 +26,40 @@ def read_source(path: str) -> str:
         where = SourceLocation.from_offset(path, before, len(before))
         message = f"{path} is not UTF-8 text (invalid byte 0x{data[err.start]:02x})"
         raise DiagnosticError(message, where, data.decode("utf-8", "replace")) from None
+
+
+Named = tuple[str, "str | Path | None"]
+"""A file a command line names: the option or argument that names it, and its path
+(None or "-": none, or a standard stream)."""
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Whether two paths are one file: the same file where both exist (links, other
+    spellings), else the same absolute path."""
+    try:
+        return a.samefile(b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def refuse_overwrite(inputs: Sequence[Named], outputs: Sequence[Named]) -> None:
+    """Before any work: an output that is one of the inputs, or two outputs that are one
+    file, is an error naming both (writing would destroy the input, or leave one output
+    where the other should be)."""
+    given_inputs = [(name, Path(p)) for name, p in inputs if p not in (None, "-")]
+    given_outputs = [(name, Path(p)) for name, p in outputs if p not in (None, "-")]
+    for index, (name, path) in enumerate(given_outputs):
+        for other, source in given_inputs:
+            if _same(path, source):
+                raise DiagnosticError(
+                    f"{name} {path} is the {other} file: it would be overwritten; write the "
+                    "output elsewhere"
+                )
+        for other, earlier in given_outputs[:index]:
+            if _same(path, earlier):
+                raise DiagnosticError(
+                    f"{name} {path} and {other} {earlier} are one file: name two files"
+                )
 
 
 @contextlib.contextmanager

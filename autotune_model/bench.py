@@ -34,7 +34,7 @@ from autotune_dialect.symbols import lookup_symbol
 from autotune_model.candidates import Candidate
 from autotune_model.flow_builds import TO_FLOW, kernels_as_given
 from autotune_model.steadiness import call_left_alone
-from autotune_runtime.run_queue import ThreadClocks
+from autotune_runtime.run_queue import thread_clocks
 from lowering.driver import failure_summary, first_error, run_iree_compile
 
 BENCH_FUNCTION = "bench"
@@ -382,7 +382,7 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
     started = time.perf_counter()
     budget = job.seconds * max(1, len(functions))
     rounds = 0
-    threads = ThreadClocks()
+    threads = thread_clocks()
     while functions and (rounds < job.repeats or time.perf_counter() - started < budget):
         order = list(functions)
         shift = rounds % len(order)

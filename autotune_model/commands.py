@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError
-from autotune_contracts.files import read_source, write_atomically
+from autotune_contracts.files import read_source, refuse_overwrite, write_atomically
 from autotune_contracts.policy import Policy
 from autotune_model.base_builds import AUTO, BASES
 from lowering.driver import TARGETS
@@ -68,6 +68,11 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
 
     for shape in args.input_shape or []:
         parse_shape(shape)  # refused before any work; its element type is checked later
+    report = args.report or report_path(args.output)
+    refuse_overwrite(
+        [("input", args.input), ("--cache", args.cache)],
+        [("-o", args.output), ("--report", report)],
+    )
     text = read_source(args.input)
     options = TuneOptions(
         target=args.target,
@@ -109,7 +114,6 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     finally:
         executor.close()
     write_atomically(args.output, tuned.vmfb)
-    report = args.report or report_path(args.output)
     write_atomically(report, tuned.report.to_json() + "\n")
     print_report(tuned.report)
     print(f"wrote {args.output} and {report}")

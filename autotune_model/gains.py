@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from autotune_model.bench import Operand
 from autotune_model.report import ModelGain
 from autotune_model.steadiness import call_left_alone
-from autotune_runtime.run_queue import Reading, ThreadClocks
+from autotune_runtime.run_queue import Reading, thread_clocks
 from autotune_runtime.stats import median_error
 
 HELD = 0.5
@@ -65,7 +65,7 @@ def ablation_times(
     round calls each configuration once, in an order reversed every other round, until
     `min_rounds` rounds and `budget_s` seconds have passed. A call held up by another
     process is made again (`steadiness.call_left_alone`; `threads`: the threads' clocks)."""
-    threads = threads or ThreadClocks().read
+    threads = threads or thread_clocks().read
     for p in plan:
         set_variant(p.group, p.winner)
     by_group = {p.group: p for p in plan}

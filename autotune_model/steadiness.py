@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from autotune_runtime.run_queue import CORES, Reading, ThreadClocks, disturbed, held_up
+from autotune_runtime.run_queue import CORES, Reading, disturbed, held_up, thread_clocks
 
 T = TypeVar("T")
 
@@ -193,7 +193,7 @@ def time_rounds(
     rounds and `budget_s` seconds have passed; then, where `resolve` is given and the
     ratio's interval still holds it (the timing cannot tell the builds apart there), on to
     three times the budget."""
-    threads = threads or ThreadClocks().read
+    threads = threads or thread_clocks().read
     rounds = Rounds([], [], [])
 
     def timed(call: Callable[[], object]) -> int:

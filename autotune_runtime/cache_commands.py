@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autotune_contracts.cache_file import EXPORT_FORMAT, SCHEMA_VERSION
 from autotune_contracts.errors import DiagnosticError
-from autotune_contracts.files import write_atomically
+from autotune_contracts.files import refuse_overwrite, write_atomically
 from autotune_runtime.cli_common import cache_path, command, console
 
 # --- report ---------------------------------------------------------------------------------
@@ -60,6 +60,7 @@ def cmd_cache_export(args: argparse.Namespace) -> int:
     from autotune_runtime.cache import TuningCache
 
     path = cache_path(args)
+    refuse_overwrite([("--cache", path)], [("FILE", args.file)])
     if path.exists():
         cache = TuningCache(path)
         try:

@@ -12,10 +12,11 @@ import numpy as np
 
 from autotune_contracts import interface
 from autotune_contracts.errors import DiagnosticError
-from autotune_contracts.files import write_atomically
+from autotune_contracts.files import refuse_overwrite, write_atomically
 from autotune_contracts.policy import Policy
 from autotune_contracts.workloads import Key
 from autotune_runtime.cli_common import (
+    cache_path,
     command,
     console,
     load_module,
@@ -294,6 +295,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from autotune_runtime.progress import TerminalProgress
     from autotune_runtime.report import decision_table, panels_from_stats
 
+    refuse_overwrite(
+        [("MODULE", args.module), ("--cache", cache_path(args))], [("--export", args.export)]
+    )
     module = load_module(args)
     try:
         if module.tune_function is None:

@@ -19,6 +19,7 @@ reads as waited and every run counts as undisturbed: the behaviour of a plain cl
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -48,12 +49,14 @@ Reading = tuple[int, int]
 
 
 class ThreadClocks:
-    """This process's threads' run and wait times, summed (`read`)."""
+    """This process's threads' run and wait times, summed (`read`). One per process
+    (`thread_clocks`): it keeps a file open per thread; a forked child opens its own."""
 
     def __init__(self, tasks: str = TASKS):
         self._tasks = tasks
         self._files: dict[str, int] = {}
         self._reads = 0
+        self._pid = os.getpid()
         self.available = self._scan() and self._sum() is not None
 
     def _scan(self) -> bool:
@@ -85,16 +88,22 @@ class ThreadClocks:
         """The threads' times so far ((0, 0) where they are not counted)."""
         if not self.available:
             return (0, 0)
+        if os.getpid() != self._pid:  # a forked child: its parent's threads' files
+            for fd in self._files.values():
+                os.close(fd)
+            self._files.clear()
+            self._pid = os.getpid()
+            self._scan()
         self._reads += 1
         if self._reads % RESCAN_EVERY == 0:
             self._scan()
         return self._sum() or (0, 0)
 
-    def close(self) -> None:
-        for fd in self._files.values():
-            os.close(fd)
-        self._files.clear()
-        self.available = False
+
+@functools.cache
+def thread_clocks() -> ThreadClocks:
+    """This process's `ThreadClocks`."""
+    return ThreadClocks()
 
 
 def held_up(elapsed_ns: float, before: Reading, after: Reading, cores: int = CORES) -> int:
@@ -125,7 +134,7 @@ class StampedClock:
         keep: int = 8,
     ):
         self._clock = clock
-        self._threads = threads if threads is not None else ThreadClocks().read
+        self._threads = threads if threads is not None else thread_clocks().read
         self._stamps: list[tuple[int, Reading]] = []
         self._keep = keep
 

@@ -58,7 +58,7 @@ class TritonTuner(Tuner):
             self.in_flight = (gid, key, progress.variant)
         return (progress.variant, 0, *([0] * (self._select_arity - 2)))
 
-    def record(self, gid, variant, elapsed_ns, key):
+    def record(self, gid, variant, elapsed_ns, key, waited_ns=0.0):
         if hasattr(self, "in_flight"):
             self.in_flight = None
         progress = self.progress.get((gid, key))

@@ -316,7 +316,8 @@ def run_duration(machine: dict, cases: list[str]) -> str:
     which = f"ran {', '.join(ran)} only" if ran else "may have run some of the cases only"
     return (
         f"the last run {which} and took {took}; the other cases' numbers are from earlier "
-        "runs on this machine (a full `make bench` takes about 25 minutes)."
+        "runs on this machine (a full `make bench` takes over an hour on 2 cores: B7 and B13 "
+        "tune whole models)."
     )
 
 

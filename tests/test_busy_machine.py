@@ -16,9 +16,9 @@ from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.run_queue import (
     DISTURBED_FLOOR_NS,
     StampedClock,
-    ThreadClocks,
     disturbed,
     held_up,
+    thread_clocks,
 )
 from autotune_runtime.stats import VariantStats, next_or_winner
 from autotune_runtime.tuner import Tuner
@@ -134,11 +134,11 @@ def test_a_wait_for_the_process_own_threads_is_no_disturbance():
 
 
 @pytest.mark.skipif(
-    not ThreadClocks().available,
+    not thread_clocks().available,
     reason="the kernel gives no per-thread scheduler statistics here (/proc/self/task/*/schedstat)",
 )
 def test_the_run_queue_wait_grows_when_other_processes_hold_the_cores():
-    clocks = ThreadClocks()
+    clocks = thread_clocks()
     before = clocks.read()[1]
     _spin(0.3)
     idle = clocks.read()[1] - before
@@ -178,15 +178,18 @@ def _online_choice(vmfb: bytes) -> tuple[str, list[dict]]:
 
 
 def test_online_tuning_beside_busy_processes_chooses_as_on_the_idle_machine(tutorial_matmul):
-    idle, idle_variants = _online_choice(tutorial_matmul)
-    slowest = max(idle_variants, key=lambda v: v["min_ns"])["variant"]
+    """The variant fastest on the idle machine (by its fastest runs: the variants are
+    1.6-2.7x apart) is chosen beside two busy processes, and nothing is judged without a
+    timed sample."""
+    _, idle_variants = _online_choice(tutorial_matmul)
+    ranked = sorted(idle_variants, key=lambda v: v["min_ns"])
+    fastest, slowest = ranked[0]["variant"], ranked[-1]["variant"]
     with BusyLoad(2):
         choices = [_online_choice(tutorial_matmul) for _ in range(4)]
     for choice, variants in choices:
-        assert choice != slowest
-        # nothing judged without a timed sample
+        assert choice != slowest, (idle_variants, choices)
         assert all(v["samples"] > 0 for v in variants), variants
-    assert sum(choice == idle for choice, _ in choices) >= 3, (idle, choices)
+    assert sum(choice == fastest for choice, _ in choices) >= 3, (idle_variants, choices)
 
 
 class FakeMachine:
@@ -247,3 +250,21 @@ def test_the_interval_of_a_median_holds_the_middle_and_leaves_out_bursts():
     low, high = median_interval(spread)
     assert 0.80 < low < 0.90 < high < 1.00
     assert median_interval([1.2]) == (1.2, 1.2)
+
+
+def test_loading_modules_again_and_again_opens_no_more_files(tutorial_matmul):
+    """The threads' clocks are read through one set of open files per process, however
+    many modules are loaded and timings taken."""
+    a = np.ones((256, 256), np.float32)
+
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    with load(tutorial_matmul, "local-task", cache=False) as module:
+        module.matmul(a, a)
+    before = open_files()
+    for _ in range(20):
+        with load(tutorial_matmul, "local-task", cache=False) as module:
+            module.matmul(a, a)
+        time_rounds(lambda: None, lambda: None, budget_s=0.0, min_rounds=2)
+    assert open_files() <= before + 2

@@ -34,7 +34,7 @@ def costs(times: list[float]) -> type[Tuner]:
     """A `Tuner` whose measured times are `times[variant]`."""
 
     class Fixed(Tuner):
-        def record(self, gid, variant, elapsed_ns, key):
+        def record(self, gid, variant, elapsed_ns, key, waited_ns=0.0):
             super().record(gid, variant, times[variant], key)
 
     return Fixed
@@ -93,7 +93,7 @@ TUNE = textwrap.dedent(
     times = [float(t) for t in times.split(",")]
     plain = Tuner.record
 
-    def record(self, gid, variant, elapsed_ns, key):
+    def record(self, gid, variant, elapsed_ns, key, waited_ns=0.0):
         plain(self, gid, variant, times[variant], key)
         if wait and not Path(wait[0]).exists():  # explored once: wait for the other
             Path(wait[0]).touch()
@@ -263,7 +263,7 @@ def noisy(true_ns: list[float], seed: int, spread: float = 0.015) -> type[Tuner]
     rng = np.random.default_rng(seed)
 
     class Noisy(Tuner):
-        def record(self, gid, variant, elapsed_ns, key):
+        def record(self, gid, variant, elapsed_ns, key, waited_ns=0.0):
             noise = 1.0 + spread * rng.standard_normal()
             super().record(gid, variant, true_ns[variant] * noise, key)
 

@@ -199,7 +199,7 @@ def test_static_choice_from_tuning_cache_file(tmp_path):
 class SizeDependentCost(Tuner):
     """Measured times replaced by a cost model: v0 wins at n=8, v2 wins at n=16."""
 
-    def record(self, gid, variant, elapsed_ns, key):
+    def record(self, gid, variant, elapsed_ns, key, waited_ns=0.0):
         n = key[0]
         cost = {8: [1.0, 2.0, 3.0], 16: [3.0, 2.0, 1.0]}[n][variant]
         super().record(gid, variant, cost, key)
