@@ -39,9 +39,11 @@ DISTURBED_SHARE = 0.25
 """A run whose threads waited for a CPU held by others longer than this share of its
 time... (a model's call of tens of dispatches waits 10-15% of its time on an idle machine
 waking its workers: no disturbance; a run that another process held up waited 50-150%)"""
-DISTURBED_FLOOR_NS = 20_000
-"""...and longer than this (waking a sleeping worker waits a few microseconds on an
-idle machine: not a disturbance) was held up by other processes."""
+DISTURBED_FLOOR_NS = 200_000
+"""...and longer than this was held up by other processes. Waking sleeping workers waits
+tens of microseconds on an idle virtual machine (a short dispatch's timed runs fall in two
+modes, its workers awake or woken: 25 or 75-85 us on a 2-core `local-task`); a run that
+another process held up waited for its time slice, milliseconds."""
 
 
 Reading = tuple[int, int]

@@ -89,7 +89,7 @@ def test_a_machine_that_is_never_quiet_still_ends_tuning():
     they come, and tuning commits."""
     rule = StopRule(max_samples=6)
     tuner = Tuner(one_group(), rule=rule)
-    winner, stats = tune(tuner, lambda v, n: (WARM_NS[v], WARM_NS[v] / 2))
+    winner, stats = tune(tuner, lambda v, n: (WARM_NS[v], WARM_NS[v]))
     assert winner == "fast"
     assert all(s.discounted <= rule.max_samples for s in stats)
     assert stats[1].discounted == rule.max_samples and stats[1].samples
@@ -98,7 +98,8 @@ def test_a_machine_that_is_never_quiet_still_ends_tuning():
 def test_what_counts_as_disturbed():
     assert not disturbed(300_000, DISTURBED_FLOOR_NS)  # a wake-up's few microseconds
     assert not disturbed(3_000_000, 400_000)  # a model's call waking its workers
-    assert disturbed(300_000, 200_000)
+    assert not disturbed(80_000, 50_000)  # a short dispatch whose workers were asleep
+    assert disturbed(300_000, 250_000)
     assert disturbed(50_000, DISTURBED_FLOOR_NS + 1)
 
 
@@ -254,7 +255,7 @@ def test_the_interval_of_a_median_holds_the_middle_and_leaves_out_bursts():
 
 def test_loading_modules_again_and_again_opens_no_more_files(tutorial_matmul):
     """The threads' clocks are read through one set of open files per process, however
-    many modules are loaded and timings taken."""
+    many modules are loaded (each with its own workers) and timings taken."""
     a = np.ones((256, 256), np.float32)
 
     def open_files() -> int:
@@ -263,8 +264,9 @@ def test_loading_modules_again_and_again_opens_no_more_files(tutorial_matmul):
     with load(tutorial_matmul, "local-task", cache=False) as module:
         module.matmul(a, a)
     before = open_files()
-    for _ in range(20):
+    for _ in range(40):
         with load(tutorial_matmul, "local-task", cache=False) as module:
             module.matmul(a, a)
         time_rounds(lambda: None, lambda: None, budget_s=0.0, min_rounds=2)
-    assert open_files() <= before + 2
+    # (a file per live thread, and the ended ones' until a read fails: a few, not 2 a load)
+    assert open_files() <= before + 8
