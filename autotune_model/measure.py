@@ -271,12 +271,12 @@ def time_model(
     budget_s: float = 3.0,
     min_calls: int = 10,
     warmup_calls: int = 400,
-    resolve: float | None = 1.0,
+    resolve: float | None = None,
 ) -> ModelTiming:
     """Time of one call, stock and tuned, side by side (`steadiness.time_rounds`: the
     order alternating each round, the median of the rounds' ratios and its interval; the
     timing goes on, up to three times `budget_s`, while the interval holds `resolve`, where
-    given). The tuned module first settles: `online` runs until its groups have decided
+    given: the guard's timing gives 1). The tuned module first settles: `online` runs until its groups have decided
     (at most `warmup_calls`; the calls it took and whether it settled are in the result),
     `explicit` runs its `__autotune` entry point."""
     import iree.runtime as rt

@@ -534,7 +534,7 @@ def _tune(
             model, options.target, options.arch, extra_args=[*input_type_flags(model), *base_flags]
         )
     if options.time_model and stock is not None:
-        report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
+        report.timing = time_model(stock, vmfb, function_name, inputs, policy, device, resolve=1.0)
         lap("measure")
         # The guard: while the module's time may be above the stock build's (the upper
         # bound of its interval), groups go, smallest gain first (the cache's choices
@@ -553,7 +553,9 @@ def _tune(
                 flow, filename, function_name, grouped, options, policy, base_flags
             )
             lap("build")
-            report.timing = time_model(stock, vmfb, function_name, inputs, policy, device)
+            report.timing = time_model(
+                stock, vmfb, function_name, inputs, policy, device, resolve=1.0
+            )
             lap("measure")
     if stock_vmfb is not None and report.base.name != STOCK:
         # The timing chose other options than the stock ones: the module must beat the

@@ -64,7 +64,7 @@ def timings_against_stock(*ratios: float, seen: list | None = None):
     return time_loads
 
 
-def fake_time_model(stock, tuned, function, inputs, policy, device):
+def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
     """A `pipeline.time_model` that finds the tuned module as fast as its reference."""
     return ModelTiming(function, 1000.0, 1000.0, 10)
 

@@ -234,7 +234,7 @@ def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
 
     timings = iter([1.5, 1.2, 1.0])  # model time with 2 groups, 1 group, none
 
-    def fake_time_model(stock, tuned, function, inputs, policy, device):
+    def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
         return ModelTiming(function, 1000.0, 1000.0 * next(timings), 10)
 
     monkeypatch.setattr(pipeline, "time_model", fake_time_model)
@@ -268,7 +268,7 @@ def test_the_guard_refuses_a_module_whose_interval_holds_slower_than_stock(
     import autotune_model.pipeline as pipeline
     from autotune_model.report import ModelTiming
 
-    def fake_time_model(stock, tuned, function, inputs, policy, device):
+    def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
         grouped = "__tuned" in tuned_texts[-1] if tuned_texts else True
         low, high = interval if grouped else (0.99, 1.01)
         return ModelTiming(
@@ -301,7 +301,7 @@ def test_strict_timing_refuses_a_module_timed_on_an_unsteady_machine(monkeypatch
     import autotune_model.pipeline as pipeline
     from autotune_model.report import ModelTiming
 
-    def fake_time_model(stock, tuned, function, inputs, policy, device):
+    def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
         return ModelTiming(
             function, 1000.0, 900.0, 40, paired=0.9, interval=[0.85, 0.95], spread=0.25
         )
@@ -322,7 +322,7 @@ def tuned_with_gains(monkeypatch, fake_gains):
     import autotune_model.pipeline as pipeline
     from autotune_model.report import ModelTiming
 
-    def fake_time_model(stock, tuned, function, inputs, policy, device):
+    def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
         return ModelTiming(function, 1000.0, 900.0, 10)
 
     monkeypatch.setattr(pipeline, "dispatch_gains", fake_gains)
