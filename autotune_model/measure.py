@@ -276,9 +276,9 @@ def time_model(
     """Time of one call, stock and tuned, side by side (`steadiness.time_rounds`: the
     order alternating each round, the median of the rounds' ratios and its interval; the
     timing goes on, up to three times `budget_s`, while the interval holds `resolve`, where
-    given: the guard's timing gives 1). The tuned module first settles: `online` runs until its groups have decided
-    (at most `warmup_calls`; the calls it took and whether it settled are in the result),
-    `explicit` runs its `__autotune` entry point."""
+    given: the guard's timing gives 1). The tuned module first settles: `online` runs
+    until its groups have decided (at most `warmup_calls`; the calls it took and whether
+    it settled are in the result), `explicit` runs its `__autotune` entry point."""
     import iree.runtime as rt
 
     from autotune_runtime.session import load

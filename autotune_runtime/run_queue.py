@@ -39,7 +39,7 @@ DISTURBED_SHARE = 0.25
 """A run whose threads waited for a CPU held by others longer than this share of its
 time... (a model's call of tens of dispatches waits 10-15% of its time on an idle machine
 waking its workers: no disturbance; a run that another process held up waited 50-150%)"""
-DISTURBED_FLOOR_NS = 200_000
+DISTURBED_FLOOR_NS = 100_000
 """...and longer than this was held up by other processes. Waking sleeping workers waits
 tens of microseconds on an idle virtual machine (a short dispatch's timed runs fall in two
 modes, its workers awake or woken: 25 or 75-85 us on a 2-core `local-task`); a run that

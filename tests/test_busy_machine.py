@@ -99,7 +99,7 @@ def test_what_counts_as_disturbed():
     assert not disturbed(300_000, DISTURBED_FLOOR_NS)  # a wake-up's few microseconds
     assert not disturbed(3_000_000, 400_000)  # a model's call waking its workers
     assert not disturbed(80_000, 50_000)  # a short dispatch whose workers were asleep
-    assert disturbed(300_000, 250_000)
+    assert disturbed(300_000, 150_000)
     assert disturbed(50_000, DISTURBED_FLOOR_NS + 1)
 
 
