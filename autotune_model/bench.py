@@ -359,11 +359,16 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
     # fresh allocation and its page faults, which would weigh on all alike and shrink
     # their ratios.
     config = rt.Config(device=open_device(job.device))
-    # On the device once: a call then times the dispatches, not the copies of its inputs.
-    inputs = [
-        rt.asdevicearray(config.device, operand.array(seed))
-        for seed, operand in enumerate(job.operands)
-    ]
+    host_inputs = [operand.array(seed) for seed, operand in enumerate(job.operands)]
+
+    def device_inputs() -> list:
+        """The inputs on the device, afresh: a dispatch that writes into an operand (a
+        `readwrite` accumulator) changes those it is called with."""
+        return [rt.asdevicearray(config.device, array) for array in host_inputs]
+
+    # On the device once for timing: a call then times the dispatches, not the copies of
+    # its inputs (what a tied operand holds by then changes no time).
+    inputs = device_inputs()
     results = [Measured(job.dispatch, candidate) for candidate, _ in job.candidates]
     functions: dict[int, object] = {}
     contexts = []
@@ -372,7 +377,7 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
             module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
             context = rt.SystemContext(vm_modules=[module], config=config)
             function = context.modules[module.name][BENCH_FUNCTION]
-            results[index].outputs = host_outputs(function(*inputs))
+            results[index].outputs = host_outputs(function(*device_inputs()))
             for _ in range(job.warmup):
                 function(*inputs)
             functions[index] = function
