@@ -58,15 +58,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         function = module.function(name)
         times: list[int] = []
         digests: list[str] = []
-        for _ in range(args.repeat):
-            start = time.perf_counter_ns()
-            try:
-                results = function(*call_args)
-            except (ValueError, RuntimeError) as err:
-                raise DiagnosticError(f"calling @{name} failed: {one_line(err)}") from None
-            times.append(time.perf_counter_ns() - start)
-            if args.repeat > 1:
-                digests.append(_digest(results))
+        try:
+            for _ in range(args.repeat):
+                start = time.perf_counter_ns()
+                try:
+                    results = function(*call_args)
+                except (ValueError, RuntimeError) as err:
+                    raise DiagnosticError(f"calling @{name} failed: {one_line(err)}") from None
+                times.append(time.perf_counter_ns() - start)
+                if args.repeat > 1:
+                    digests.append(_digest(results))
+        except KeyboardInterrupt:
+            return interrupted(module, tuned_here(module))
         print(f"EXEC @{name}")
         _print_results(results, types[1] if types is not None else [])
         if args.repeat > 1:
@@ -292,7 +295,6 @@ def keys_to_tune(module) -> list[tuple[int, Key]]:
 
 @command
 def cmd_tune(args: argparse.Namespace) -> int:
-    from autotune_runtime.progress import TerminalProgress
     from autotune_runtime.report import decision_table, panels_from_stats
 
     refuse_overwrite(
@@ -308,22 +310,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
             )
         todo = keys_to_tune(module)
         start = time.perf_counter()
-        with TerminalProgress() as progress:
-            if todo:
-                groups = len({gid for gid, _ in todo})
-                variants = sum(len(module.groups[gid].variants) for gid, _ in todo)
-                progress.phase(
-                    f"tuning {_plural(groups, 'group')}, {_plural(len(todo), 'workload key')} "
-                    f"({_plural(variants, 'variant')})",
-                    variants,
-                )
-                module.tuner.observer = _TuneTracker(module, todo, progress)
-            try:
-                module.tune()
-            except (ValueError, RuntimeError) as err:
-                raise DiagnosticError(f"tuning failed: {one_line(err)}") from None
-            finally:
-                module.tuner.observer = None
+        try:
+            _tune_with_progress(module, todo)
+        except KeyboardInterrupt:
+            return interrupted(module, todo)
         elapsed = time.perf_counter() - start
         panels = panels_from_stats(module.stats())
         cache = module.cache
@@ -360,6 +350,73 @@ def cmd_tune(args: argparse.Namespace) -> int:
     finally:
         module.close()
     return 0
+
+
+INTERRUPTED = 130
+"""The exit status of a command that SIGINT (Ctrl-C) ended, 128 + 2, as a shell's."""
+
+
+def tuned_here(module) -> list[tuple[int, Key]]:
+    """The (group, key)s that this process explored: decided by its own measurements or
+    still exploring (`run`'s online and init groups)."""
+    return [
+        gid_key
+        for gid_key, state in module.tuner.states.items()
+        if not state.from_cache and (state.decision is not None or state.explored_calls)
+    ]
+
+
+def interrupted(module, keys: list[tuple[int, Key]]) -> int:
+    """After Ctrl-C: one line on what became of `keys` (those the command tuned or was
+    to tune), and the exit status. A key whose tuning was not finished has nothing
+    stored; decisions committed before the interrupt stay in the cache."""
+    states = module.tuner.states
+    done = [k for k in keys if k in states and states[k].decision is not None]
+    unfinished = [k for k in keys if k not in done]
+    cache = module.cache
+    line = "error: interrupted"
+    if unfinished:
+        line += f"; nothing was stored for {_key_list(module, unfinished)} (not finished)"
+    if done:
+        verb = "is" if len(done) == 1 else "are"
+        finished = f"{_plural(len(done), 'decision')} finished before the interrupt"
+        names = _key_list(module, done)
+        if cache is not None and cache.persistent:
+            line += f"; the {finished} {verb} kept in {cache.path} ({names})"
+        else:
+            line += f"; the {finished} {verb} not stored: the cache cannot be written ({names})"
+    print(line, file=sys.stderr)
+    return INTERRUPTED
+
+
+def _key_list(module, keys: list[tuple[int, Key]], shown: int = 3) -> str:
+    """`group [key], ...`: the first `shown`, then how many more."""
+    names = [f"{module.groups[gid].qualified_name} {workload_text(key)}" for gid, key in keys]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def _tune_with_progress(module, todo: list[tuple[int, Key]]) -> None:
+    """`module.tune()`, with a progress bar of the keys `todo` on standard error (cut off
+    by an interrupt, which leaves no line)."""
+    from autotune_runtime.progress import TerminalProgress
+
+    with TerminalProgress() as progress:
+        if todo:
+            groups = len({gid for gid, _ in todo})
+            variants = sum(len(module.groups[gid].variants) for gid, _ in todo)
+            progress.phase(
+                f"tuning {_plural(groups, 'group')}, {_plural(len(todo), 'workload key')} "
+                f"({_plural(variants, 'variant')})",
+                variants,
+            )
+            module.tuner.observer = _TuneTracker(module, todo, progress)
+        try:
+            module.tune()
+        except (ValueError, RuntimeError) as err:
+            raise DiagnosticError(f"tuning failed: {one_line(err)}") from None
+        finally:
+            module.tuner.observer = None
 
 
 def _export(cache, file: str) -> None:

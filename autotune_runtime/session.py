@@ -19,6 +19,7 @@ from autotune_runtime.cache import TuningCache
 from autotune_runtime.devices import CACHING_ALLOCATOR, open_device
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
+from autotune_runtime.interrupts import raised_in_host
 from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.tuner import Tuner, TuningWarning
 
@@ -70,10 +71,14 @@ class LoadedModule:
         self._functions = self.context.modules[self.module.name]
         self.tune_function = entry_point(self.module, interface.TUNE_ENTRY)
         init = entry_point(self.module, interface.INIT_ENTRY)
-        if init is not None:
-            self._invoke(self._functions[init], ())  # `init` groups
-        if self.tune_function is not None and self.cache is not None:
-            self._restore_explicit()
+        try:
+            if init is not None:
+                self._invoke(self._functions[init], ())  # `init` groups
+            if self.tune_function is not None and self.cache is not None:
+                self._restore_explicit()
+        except BaseException:  # an interrupt, a failing call: the cache file is let go
+            self.close()
+            raise
 
     def _restore_explicit(self) -> None:
         """Store the tuning cache's decisions of `explicit` groups: `__autotune` runs with
@@ -123,11 +128,17 @@ class LoadedModule:
             raise RuntimeError("the module is closed; load it again to call its functions")
 
     def _invoke(self, function, args):
-        """Call; when a variant under exploration fails, exclude it and call again."""
+        """Call; when a variant under exploration fails, exclude it and call again. An
+        interrupt that ended a host callback (where Ctrl-C lands while the VM runs) is
+        raised as itself: it is no variant's failure, and the run it ended is dropped."""
         while True:
             try:
                 return function(*args)
             except RuntimeError as err:
+                interrupt = raised_in_host(err)
+                if interrupt is not None:
+                    self.tuner.in_flight = None
+                    raise interrupt from None
                 if self.tuner.fail_in_flight(str(err).strip().splitlines()[0]) is None:
                     raise
 

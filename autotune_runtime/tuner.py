@@ -32,6 +32,7 @@ from autotune_contracts.workloads import Key
 from autotune_runtime.cache import CacheKey, Entry, TuningCache
 from autotune_runtime.compare import agrees, max_error
 from autotune_runtime.fingerprint import DeviceFingerprint
+from autotune_runtime.interrupts import held_back
 from autotune_runtime.key_state import GroupInfo, KeyState
 from autotune_runtime.run_queue import disturbed
 from autotune_runtime.stats import StopRule, VariantStats, next_or_winner, tie_break, tied
@@ -288,6 +289,7 @@ class Tuner:
         decision = self.state(gid, key).decision
         return -1 if decision is None else decision
 
+    @held_back()  # SIGINT: the decision is stored and known here whole, or not at all
     def _commit(self, gid: int, key: Key, state: KeyState, winner: int) -> None:
         """Commit `winner`, unless the tuning cache already holds a decision for the key
         (another process committed first while this one explored): that one stands and
