@@ -7,14 +7,19 @@ transaction, and several processes can tune into one file at once. What is guara
 - A file held by another process is never treated as damaged: a decision that cannot be
   written before the busy timeout is kept and written later (at the next decision, and
   when the cache is closed, which waits for the file).
-- Only a file proven damaged (an SQLite file whose `PRAGMA quick_check` fails, or a
-  cache file at the default location that is not an SQLite file at all) is moved aside,
+- Only a file proven damaged (an SQLite file that SQLite finds malformed or not a
+  database, or whose `PRAGMA quick_check` fails, or a cache file at the default location
+  that is not an SQLite file at all) is moved aside,
   with its `-wal` and `-shm`, under a name of its own; nothing is deleted, and the new
   file starts with the decisions that could still be read. A file that is
   not a cache of this program (another format, another SQLite schema) is refused
   (`NotACacheError`) and left as it is.
-- A read-only file is read; decisions are then kept in memory. So are they where no file
-  can be made (a read-only folder): one warning says so, and how to export them.
+- An I/O error is not damage: a file that cannot be opened for writing (read-only, in a
+  read-only folder, a disk I/O error, a full disk) is left as it is and read read-only;
+  new decisions are then kept in memory. So are they where no file can be made (a
+  read-only folder): one warning says so, with the system's reason, and how to export
+  them. A folder, or a file that may not be read, named by the caller is refused
+  (`CacheAccessError`).
 - The first decision committed for a key stands (`commit`): a later tuner, in this
   process or another, gets that decision back instead of storing its own over it.
 - A damaged row (its statistics are not JSON, or its page cannot be read) is skipped with
@@ -23,6 +28,7 @@ transaction, and several processes can tune into one file at once. What is guara
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -38,6 +44,7 @@ from autotune_contracts.cache_file import (
     EXPORT_FORMAT,
     MIGRATIONS,
     SCHEMA_VERSION,
+    SQLITE_HEADER,
     CacheKey,
     CacheWarning,
     Entry,
@@ -54,7 +61,15 @@ from autotune_contracts.cache_file import (
     schema_version,
 )
 
-__all__ = ["CacheKey", "CacheWarning", "Entry", "NotACacheError", "TuningCache", "default_path"]
+__all__ = [
+    "CacheAccessError",
+    "CacheKey",
+    "CacheWarning",
+    "Entry",
+    "NotACacheError",
+    "TuningCache",
+    "default_path",
+]
 
 ENV_VAR = "IREE_AUTOTUNE_CACHE"
 DEFAULT_BUSY_TIMEOUT_S = 10.0
@@ -81,9 +96,40 @@ def _busy(err: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _read_only(err: sqlite3.Error) -> bool:
+SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
+
+
+def _damage(err: sqlite3.Error) -> bool:
+    """Whether SQLite found the file's content bad (`SQLITE_CORRUPT`, `SQLITE_NOTADB`), as
+    opposed to not being able to read or write it (an I/O error, a full disk, a file that
+    cannot be opened, a read-only place), which says nothing of its content."""
+    code = getattr(err, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
     text = str(err).lower()
-    return "readonly" in text or "read-only" in text
+    return "malformed" in text or "not a database" in text
+
+
+def _why_unwritable(path: Path) -> str:
+    """What the system says keeps `path` from being written (a read-only file system, a
+    full disk, a permission), as far as it can be told after the fact; "" if nothing."""
+    try:
+        disk = os.statvfs(path.parent)
+    except OSError as err:
+        return err.strerror or str(err)
+    if disk.f_flag & os.ST_RDONLY:
+        return os.strerror(errno.EROFS)
+    if disk.f_bavail == 0:
+        return os.strerror(errno.ENOSPC)
+    for place in (path.parent, path):
+        if place.exists() and not os.access(place, os.W_OK):
+            return f"{place}: {os.strerror(errno.EACCES)}"
+    return ""
+
+
+class CacheAccessError(OSError):
+    """A cache file named by the caller that cannot be used at all (a folder, a file it
+    may not read); it is left untouched."""
 
 
 class _Damaged(Exception):
@@ -114,6 +160,12 @@ class TuningCache:
     # --- opening ----------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
+        problem = self._access_problem()
+        if problem is not None:
+            message, callers = problem
+            if callers and not self.owned:
+                raise CacheAccessError(message)
+            return self._in_memory(message)
         if self.path.exists() and self.path.stat().st_size > 0 and not is_sqlite_file(self.path):
             if not self.owned:
                 raise NotACacheError(
@@ -133,42 +185,73 @@ class TuningCache:
         except _Damaged as err:
             return self._set_aside_or_memory(str(err), err.rows)
         except sqlite3.Error as err:
-            return self._in_memory(f"cannot use tuning cache {self.path} ({err})")
+            why = _why_unwritable(self.path)
+            return self._in_memory(
+                f"cannot use tuning cache {self.path} ({err}{': ' + why if why else ''})"
+            )
+
+    def _access_problem(self) -> tuple[str, bool] | None:
+        """Why the path cannot be read as a cache file at all, and whether that is the
+        caller's to fix (a folder, a file it may not read) rather than the system's (an
+        I/O error); None when it can be read or does not exist yet."""
+        if self.path.is_dir():
+            return f"{self.path} is a folder, not a tuning cache file", True
+        try:
+            with open(self.path, "rb") as file:
+                file.read(len(SQLITE_HEADER))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except PermissionError as err:
+            reason = (err.strerror or "permission denied").lower()
+            return f"cannot read tuning cache {self.path}: {reason}", True
+        except OSError as err:
+            return f"cannot read tuning cache {self.path}: {err.strerror or err}", False
+        return None
 
     def _connect(self) -> sqlite3.Connection:
+        """The file, opened for writing, else (a place that cannot be written, an I/O
+        error or a full disk while opening it) read as it is."""
         exists = self.path.exists()
         folder_writable = os.access(self.path.parent, os.W_OK)
         if not exists and not folder_writable:
             return self._in_memory(
-                f"cannot create tuning cache {self.path}: its folder is not writable"
+                f"cannot create tuning cache {self.path}: its folder cannot be written "
+                f"({_why_unwritable(self.path) or os.strerror(errno.EACCES)})"
             )
-        writable = os.access(self.path, os.W_OK) if exists else True
-        if writable and folder_writable:
-            conn = sqlite3.connect(
-                str(self.path), timeout=self.busy_timeout_s, isolation_level=None
-            )
-            try:
-                self._check(conn, writable=True)
-                return conn
-            except sqlite3.OperationalError as err:
-                conn.close()
-                if not (_read_only(err) and self.path.exists()):
-                    raise
-            except BaseException:
-                conn.close()
+        if not (folder_writable and (not exists or os.access(self.path, os.W_OK))):
+            return self._connect_read_only(_why_unwritable(self.path) or "it cannot be written")
+        conn = sqlite3.connect(
+            str(self.path),
+            timeout=self.busy_timeout_s,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            self._check(conn, writable=True)
+            return conn
+        except sqlite3.Error as err:
+            conn.close()
+            if isinstance(err, NewerSchemaError) or _busy(err) or _damage(err):
                 raise
-        return self._connect_read_only()
+            if not (self.path.exists() and self.path.stat().st_size > 0):
+                raise
+            why = _why_unwritable(self.path)
+            return self._connect_read_only(f"{err}: {why}" if why else str(err))
+        except BaseException:
+            conn.close()
+            raise
 
-    def _connect_read_only(self) -> sqlite3.Connection:
+    def _connect_read_only(self, reason: str) -> sqlite3.Connection:
         """The file as it is, for reading (a WAL file without a writable folder needs
-        `immutable`)."""
+        `immutable`); `reason`: why it cannot be written. Nothing is moved or changed."""
         self.read_only = True
         self.persistent = False
         conn = open_read_only(
             self.path, lambda c: self._check(c, writable=False), self.busy_timeout_s
         )
         self._warn(
-            f"tuning cache {self.path} is read-only: its decisions are used; new " + KEPT_IN_MEMORY
+            f"tuning cache {self.path} cannot be written ({reason}); it is read read-only: its "
+            "decisions are used; new " + KEPT_IN_MEMORY
         )
         return conn
 
@@ -187,7 +270,7 @@ class TuningCache:
         try:
             rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
         except sqlite3.DatabaseError as err:
-            if _busy(err):
+            if not _damage(err):  # busy, or cannot be read: nothing is known of the content
                 raise
             raise _Damaged(f"its schema cannot be read ({err})") from None
         return {r[0] for r in rows}
@@ -204,6 +287,8 @@ class TuningCache:
             try:
                 check = conn.execute("PRAGMA quick_check").fetchone()
             except sqlite3.DatabaseError as err:
+                if not _damage(err):
+                    raise
                 check = (str(err),)
             if check is None or check[0] != "ok":
                 self.conn = conn

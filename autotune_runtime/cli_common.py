@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError
-from autotune_runtime.cache import CacheWarning, default_path
+from autotune_runtime.cache import CacheAccessError, CacheWarning, NotACacheError, default_path
 from autotune_runtime.values import InputError, one_line
 
 DEFAULT_DEVICE = "local-task"
@@ -71,6 +71,8 @@ def load_module(args: argparse.Namespace):
         )
     try:
         return load(path, device=args.device, cache=args.cache)
+    except (NotACacheError, CacheAccessError) as err:  # the cache's fault, not the module's
+        raise DiagnosticError(one_line(err)) from None
     except (ValueError, RuntimeError, OSError) as err:
         raise DiagnosticError(
             f"cannot load {path} on {args.device}: {one_line(err)} (expected a compiled module, "
