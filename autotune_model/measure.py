@@ -9,6 +9,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
@@ -219,7 +220,7 @@ def function_inputs(
 
 
 def check_model(
-    stock_vmfb: bytes,
+    stock_vmfb: bytes | None,
     tuned_vmfb: bytes,
     function: str,
     inputs: Sequence[Operand],
@@ -229,20 +230,16 @@ def check_model(
     calls: int = 40,
 ) -> str | None:
     """The tuned module's last check before it is written: called on the example inputs
-    as its users will call it, it must give the stock build's results. `online`: every
-    call until its groups have decided (at most `calls`), the exploring ones and the
-    committed one; `explicit`: before and after its `__autotune`. Returns what went
-    wrong, or None."""
-    import iree.runtime as rt
-
+    as its users will call it, it must run and give the stock build's results (where
+    `stock_vmfb` is None, run only). `online`: every call until its groups have decided (at
+    most `calls`), the exploring ones and the committed one; `explicit`: before and after
+    its `__autotune`. Returns what went wrong, or None."""
     from autotune_runtime.session import load
 
     host_args = [operand.array(seed) for seed, operand in enumerate(inputs)]
-    config = rt.Config(device)
-    stock_module = rt.VmModule.copy_buffer(config.vm_instance, stock_vmfb)
-    stock_context = rt.SystemContext(vm_modules=[stock_module], config=config)
-    expected = host_outputs(stock_context.modules[stock_module.name][function](*host_args))
-    del stock_context, stock_module
+    expected = (
+        None if stock_vmfb is None else _stock_outputs(stock_vmfb, function, host_args, device)
+    )
     try:
         with load(tuned_vmfb, device=device, cache=False) as tuned:
             run = tuned.function(function)
@@ -250,15 +247,33 @@ def check_model(
             while True:
                 got = host_outputs(run(*host_args))
                 done += 1
-                if not agree(got, expected, tolerance):
+                if expected is not None and not agree(got, expected, tolerance):
                     return f"call {done} gave other results than the stock build"
-                if policy == Policy.EXPLICIT and done == 1:
+                if _has_autotune(tuned, policy) and done == 1:
                     tuned.tune()
                     continue
                 if policy != Policy.ONLINE or done >= calls or _settled(tuned):
                     return None
     except (RuntimeError, ValueError, TypeError) as err:
         return f"it failed to run: {str(err).strip().splitlines()[0]}"
+
+
+def _has_autotune(module, policy: str) -> bool:
+    """Whether a loaded module is tuned by its `__autotune` (an `explicit` module with
+    groups: one without has no such entry point)."""
+    return policy == Policy.EXPLICIT and module.tune_function is not None
+
+
+def _stock_outputs(
+    stock_vmfb: bytes, function: str, host_args: Sequence[np.ndarray], device: str
+) -> list[np.ndarray]:
+    """The stock build's results of one call."""
+    import iree.runtime as rt
+
+    config = rt.Config(device)
+    stock_module = rt.VmModule.copy_buffer(config.vm_instance, stock_vmfb)
+    stock_context = rt.SystemContext(vm_modules=[stock_module], config=config)
+    return host_outputs(stock_context.modules[stock_module.name][function](*host_args))
 
 
 def time_model(
@@ -295,7 +310,7 @@ def time_model(
         # device), so that the ratio holds only what the modules do.
         run_stock = stock_context.modules[stock_module.name][function]
         run_tuned = tuned.context.modules[tuned.module.name][function]
-        if policy == Policy.EXPLICIT:
+        if _has_autotune(tuned, policy):
             tuned.tune()
         calls = 0
         while policy == Policy.ONLINE and calls < warmup_calls and not _settled(tuned):

@@ -597,22 +597,27 @@ def _tune(
             )
             if kept is not None:
                 return kept
-    if stock is not None and grouped:
+    failure = check_model(
+        stock, vmfb, function_name, inputs, policy, device, options.check_tolerance
+    )
+    if failure is not None and grouped:
+        # Never written as it is: the module is built without groups (IREE's own).
+        for tunable in grouped:
+            tunable.ungroup(f"the tuned module failed its last check: {failure}")
+        report.notes.append(
+            f"the tuned module failed its last check ({failure}); it is written "
+            "without groups, as the stock build"
+        )
+        vmfb, lowered = build_tuned(flow, filename, function_name, [], options, policy, base_flags)
         failure = check_model(
             stock, vmfb, function_name, inputs, policy, device, options.check_tolerance
         )
-        if failure is not None:
-            # Never written as it is: the module is built without groups (IREE's own).
-            for tunable in grouped:
-                tunable.ungroup(f"the tuned module failed its last check: {failure}")
-            report.notes.append(
-                f"the tuned module failed its last check ({failure}); it is written "
-                "without groups, as the stock build"
-            )
-            vmfb, lowered = build_tuned(
-                flow, filename, function_name, [], options, policy, base_flags
-            )
-        lap("check")
+    if failure is not None:
+        raise DiagnosticError(
+            f"{filename}: the module built for @{function_name} fails its check before it is "
+            f"written ({failure}); nothing was written"
+        )
+    lap("check")
     if policy == Policy.STATIC:
         for tunable in tunables:
             winner = tunable.winner if tunable in grouped else DEFAULT.name

@@ -20,6 +20,7 @@ from small_models import (
     MLP,
     SMALL,
     assert_close,
+    assert_computes_the_mlp,
     candidates_ranked_by_order,
     conv1d_reference,
     fake_benchmark,
@@ -34,6 +35,7 @@ from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
 from autotune_model.candidates import DEFAULT, around, candidates
 from autotune_model.executors import SerialExecutor
+from autotune_model.measure import check_model
 from autotune_model.pipeline import flow_phase
 from autotune_model.report import (
     FAILED,
@@ -387,7 +389,7 @@ def test_gains_are_measured_on_a_build_without_a_fast_path(monkeypatch):
 
 def test_the_last_check_compares_the_tuned_module_with_the_stock_build():
     from autotune_dialect import parse_module
-    from autotune_model.measure import check_model, function_inputs, model_function
+    from autotune_model.measure import function_inputs, model_function
     from lowering.driver import compile_lowered
 
     function = model_function(parse_module(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir")), None)
@@ -408,16 +410,67 @@ def test_a_tuned_module_that_fails_its_last_check_is_written_as_the_stock_build(
     seen = []
 
     def failing(stock, tuned, *args):
-        seen.append(len(tuned))
-        return "call 2 gave other results than the stock build"
+        seen.append(tuned)
+        if len(seen) == 1:
+            return "call 2 gave other results than the stock build"
+        return check_model(stock, tuned, *args)
 
     monkeypatch.setattr(pipeline, "check_model", failing)
     tuned = tune_model(MLP, SMALL, benchmark_job=fake_benchmark)
-    assert seen, "the last check did not run"
+    assert len(seen) == 2, "the last check did not run on both modules"
+    assert seen[-1] == tuned.vmfb  # the module written is the one run last
     assert not any(d.kept for d in tuned.report.dispatches)
     assert any("failed its last check" in n for n in tuned.report.notes)
     with load(tuned.vmfb, device="local-sync", cache=False) as module:
         assert not module.groups
+
+
+def own_configuration_wins(job: BenchmarkJob) -> list[Measured]:
+    """IREE's own configuration the fastest: nothing is kept."""
+    return [
+        Measured(job.dispatch, c, [1000 if c.is_default else 2000], []) for c, _ in job.candidates
+    ]
+
+
+@pytest.mark.parametrize("benchmark", [fake_benchmark, own_configuration_wins])
+@pytest.mark.parametrize("policy", ["static", "online", "explicit"])
+def test_the_module_written_has_run_before_it_is_written_whatever_the_policy(
+    monkeypatch, policy, benchmark
+):
+    import autotune_model.pipeline as pipeline
+
+    checked = []
+
+    def recording(stock, tuned, function, inputs, policy_run, *args):
+        failure = check_model(stock, tuned, function, inputs, policy_run, *args)
+        checked.append((tuned, policy_run, failure))
+        return failure
+
+    monkeypatch.setattr(pipeline, "check_model", recording)
+    tuned = tune_model(MLP, replace(SMALL, policy=policy), benchmark_job=benchmark)
+    assert any(d.kept for d in tuned.report.dispatches) == (benchmark is fake_benchmark)
+    assert checked[-1] == (tuned.vmfb, policy, None)
+    assert_computes_the_mlp(tuned.vmfb)
+
+
+def test_an_explicit_module_without_groups_is_timed_without_its_autotune_entry_point():
+    from autotune_dialect import parse_module
+    from autotune_model.measure import function_inputs, model_function, time_model
+    from lowering.driver import compile_lowered
+
+    function = model_function(parse_module(flow_phase(MLP, "llvm-cpu", None, "mlp.mlir")), None)
+    inputs = function_inputs(function, None)
+    stock = compile_lowered(MLP)  # no groups, hence no `__autotune`
+    timing = time_model(stock, stock, function.name, inputs, "explicit", "local-sync", 0.05)
+    assert timing.paired and 0.5 < timing.ratio < 2.0
+
+
+def test_a_module_that_fails_to_run_is_never_written(monkeypatch):
+    import autotune_model.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "check_model", lambda *args: "it failed to run: RESOURCE")
+    with pytest.raises(DiagnosticError, match=r"fails its check before it is written .*RESOURCE"):
+        tune_model(MLP, SMALL, benchmark_job=fake_benchmark)
 
 
 def test_a_bench_module_repeats_its_dispatch_in_one_command_buffer_and_one_wait():
