@@ -32,6 +32,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
         cache=args.cache,
         filename=args.input,
         locations=not args.no_locations,
+        device=args.device,
     )
     _emit(args.output, lowered)
     return 0
@@ -71,6 +72,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         filename=args.input,
         policy=args.policy,
         cache=args.cache,
+        device=args.device,
     )
     write_atomically(args.output, vmfb)
     return 0
@@ -105,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="FILE",
             help="decisions fixing static choices: a tuning-cache export (JSON) or the cache "
             "file itself",
+        )
+        p.add_argument(
+            "--device",
+            metavar="D",
+            help="the device whose decisions of --cache to use, where it holds several "
+            "devices': a device digest, its first characters, or a driver (local-task)",
         )
 
     lower = sub.add_parser("lower", help="lower autotune groups to IREE input IR")

@@ -222,6 +222,31 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def export_problem(data: object, format_required: bool = True) -> str | None:
+    """Why JSON `data` is not an export this program reads (None when it is one): not an
+    object, a `format` that is not this program's (or none, where `format_required`), a
+    `schema_version` newer than this program's or not a whole number. The decisions
+    themselves are checked one by one (`imported_entry`)."""
+    if not isinstance(data, dict):
+        return f"not an {EXPORT_FORMAT} export (the JSON is not an object)"
+    if "format" not in data:
+        return f'not an {EXPORT_FORMAT} export (missing "format")' if format_required else None
+    if data["format"] != EXPORT_FORMAT:
+        return (
+            f'"format": {json.dumps(data["format"])} is not this program\'s '
+            f"({EXPORT_FORMAT!r}): not a tuning-cache export"
+        )
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if not _is_int(version) or version < 1:
+        return f'"schema_version": {json.dumps(version)} is not a version (a whole number)'
+    if version > SCHEMA_VERSION:
+        return (
+            f"schema version {version} is newer than this program's ({SCHEMA_VERSION}): the "
+            "file was written by a newer iree-autotune, which reads it"
+        )
+    return None
+
+
 def imported_entry(index: int, item: object) -> Entry:
     """One decision of an export, checked field by field (ValueError: what is wrong)."""
 

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from autotune_contracts.cache_file import EXPORT_FORMAT, SCHEMA_VERSION
+from autotune_contracts.cache_file import EXPORT_FORMAT, SCHEMA_VERSION, export_problem
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import refuse_overwrite, write_atomically
 from autotune_runtime.cli_common import cache_path, command, console
@@ -94,6 +94,9 @@ def cmd_cache_import(args: argparse.Namespace) -> int:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise DiagnosticError(f"{args.file} is not JSON ({err})") from None
+    problem = export_problem(data)  # before the cache is opened: a refusal writes nothing
+    if problem is not None:
+        raise DiagnosticError(f"{args.file}: {problem}")
     path = cache_path(args)
     cache = TuningCache(path)
     try:

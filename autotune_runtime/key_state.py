@@ -114,6 +114,9 @@ class KeyState:
     tie: dict | None = None
     """At the commit, the tie band and the variants within it of the fastest, whose
     tie-break chose the winner (None when no other variant was within it)."""
+    unknown_cached: str | None = None
+    """The variant that the tuning cache's decision for this key names where the group
+    has no such variant (that decision is not used, and the key's own replaces it)."""
     adopted: bool = False
     """The decision is another process's, committed to the tuning cache first while this
     one explored (`from_cache` is then set too)."""

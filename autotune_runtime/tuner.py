@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from autotune_contracts.workloads import Key
-from autotune_runtime.cache import CacheKey, Entry, TuningCache
+from autotune_runtime.cache import CacheKey, CacheWarning, Entry, TuningCache
 from autotune_runtime.compare import agrees, max_error
 from autotune_runtime.fingerprint import DeviceFingerprint
 from autotune_runtime.interrupts import held_back
@@ -103,6 +103,16 @@ class Tuner:
                 state.from_cache = True
                 state.cached_stats = entry.stats.get("variants")
                 state.tie = _tie_of(entry.stats)
+            elif entry is not None:
+                state.unknown_cached = entry.variant
+                warnings.warn(
+                    f"tuning cache {self.cache.path}: the decision for {group.qualified_name} at "
+                    f"{list(key)} names {entry.variant!r}, which is not a variant of the group "
+                    f"({', '.join(group.variants)}); it is not used, and the decision tuned "
+                    "for this key replaces it",
+                    CacheWarning,
+                    stacklevel=2,
+                )
             self.states[(gid, key)] = state
         return self.states[(gid, key)]
 
@@ -306,7 +316,7 @@ class Tuner:
             entry = Entry(
                 self.cache_key(gid, key), group.variants[winner], stats, dict(info), time.time()
             )
-            stored = self.cache.commit(entry)
+            stored = self._store(entry, state)
             if stored.variant != entry.variant and stored.variant in group.variants:
                 winner = group.variants.index(stored.variant)
                 state.adopted = True
@@ -316,6 +326,18 @@ class Tuner:
         state.decision = winner
         if self.observer is not None:
             self.observer(gid, key)
+
+    def _store(self, entry: Entry, state: KeyState) -> Entry:
+        """Commit a decision to the tuning cache (the first one committed for its key
+        stands); a stored decision naming a variant the group lacks is no decision, and
+        this one replaces it. Returns the decision that stands."""
+        if state.unknown_cached is not None:
+            stored = self.cache.get(entry.key)
+            if stored is not None and stored.variant == state.unknown_cached:
+                self.cache.put(entry)
+                state.unknown_cached = None
+                return self.cache.get(entry.key) or entry
+        return self.cache.commit(entry)
 
     def _tie(self, gid: int, state: KeyState, winner: int) -> dict | None:
         """How the tie band took part in choosing `winner`: the band and the variants

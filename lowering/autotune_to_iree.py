@@ -68,9 +68,11 @@ def lower_groups(
     decisions: list[dict] | None,
     base_dir: Path | None = None,
     decisions_from: str = "the tuning cache file",
+    device: str | None = None,
 ) -> None:
     """Lower every group of `module` and its sites in place; groups that name no policy
-    have `policy`. `decisions` (from `decisions_from`) fix the `static` choices."""
+    have `policy`. `decisions` (from `decisions_from`; those of `device`, where a file
+    holds several devices') fix the `static` choices."""
     if policy not in POLICIES:
         raise DiagnosticError(f'unknown policy "{policy}"; expected one of ' + ", ".join(POLICIES))
     state = LoweringState.of(module, Policy(policy), base_dir)
@@ -81,7 +83,9 @@ def lower_groups(
     with symbol_index():  # the IR does not change until the sites are lowered
         sites = collect_sites(module, state.groups)
         check_other_uses(module, {site.op for site in sites})
-    state.static_decisions = match_decisions(state.groups.values(), decisions or [], decisions_from)
+    state.static_decisions = match_decisions(
+        state.groups.values(), decisions or [], decisions_from, state.base_dir, device
+    )
     for group in state.groups.values():
         LOWERINGS[group.policy].prepare(state, group)
     fast_paths = plan_fast_paths(state, sites)
@@ -110,19 +114,21 @@ def lower_module(
     base_dir: str | Path | None = None,
     verify_input: bool = True,
     decisions: list[dict] | None = None,
+    device: str | None = None,
 ) -> None:
     """Lower every group of `module` in place (the module must verify).
 
     `base_dir` is where relative object paths resolve (for the groups' fingerprints).
     `decisions`, when given, are those of `cache` that the `static` choices follow (else
-    all of them, read from it). What the lowering creates is verified by IREE when the
+    all of them, read from it; `device` chooses among the devices it holds decisions of).
+    What the lowering creates is verified by IREE when the
     module is printed (`print_module`)."""
     with deep_recursion():
         if verify_input:
             verify_module(module)
         folder = None if base_dir is None else Path(base_dir)
         decisions = load_decisions(cache) if decisions is None else decisions
-        lower_groups(module, policy, decisions, folder, str(cache))
+        lower_groups(module, policy, decisions, folder, str(cache), device)
 
 
 @contextmanager
@@ -151,18 +157,22 @@ def lower_to_iree(
     filename: str = "<input>",
     target: str | None = None,
     locations: bool = True,
+    device: str | None = None,
 ) -> str:
     """Parse, lower and print: autotune IR in, IREE input IR out. With a `target`, also
     check that every executable can be built for it (`lowering.target_checks`). With
     `locations` (the default) every op names its place in the input (`loc(...)`), so that
-    `iree-compile` reports errors in the user's file."""
+    `iree-compile` reports errors in the user's file. `device` chooses the device whose
+    decisions of `cache` fix the `static` choices, where it holds several devices'."""
     with cyclic_gc_paused(), deep_recursion():
         module = parse_module(text, filename, keep_plain_executables=True)
         if target is not None:
             check_buildable(module, target, text)
         base_dir = Path(filename).parent if filename != "<input>" else None
         try:
-            lower_module(module, policy, cache, base_dir, verify_input=False)  # parse verified
+            lower_module(  # the parse verified the module
+                module, policy, cache, base_dir, verify_input=False, device=device
+            )
         except DiagnosticError as err:
             if err.location is not None and err.source is None:
                 err.source = text  # show the source line under the message, as parse errors do

@@ -9,7 +9,13 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from autotune_contracts.cache_file import NotACacheError, exported, is_sqlite_file, read_entries
+from autotune_contracts.cache_file import (
+    NotACacheError,
+    export_problem,
+    exported,
+    is_sqlite_file,
+    read_entries,
+)
 from autotune_contracts.errors import DiagnosticError, SourceLocation
 from autotune_contracts.policy import Policy
 from autotune_dialect.diagnostics import op_error, op_location
@@ -20,13 +26,15 @@ def load_decisions(path: str | Path | None) -> list[dict]:
     """Decisions from a tuning-cache export (`{"decisions": [...]}`, what `iree-autotune
     cache export` writes) or from a tuning cache file itself (told apart by content), or
     none. Every decision needs `group` and `variant` (names) and a `workload` (integers);
-    a malformed one is an error at its place in the file (`file:line:col`). Decisions of a
-    JSON file come as `Decisions`, which knows where each is."""
+    a malformed one is an error at its place in the file (`file:line:col`), and so is an
+    export of another program (its `format`) or of a newer schema. The decisions of a file
+    come as `Decisions`, which knows where each is and is checked against the module
+    (`match_decisions`)."""
     if path is None:
         return []
     if is_sqlite_file(Path(path)):
         try:
-            return exported(read_entries(Path(path)))["decisions"]
+            return Decisions(exported(read_entries(Path(path)))["decisions"])
         except NotACacheError as err:
             raise DiagnosticError(str(err)) from None
         except sqlite3.Error as err:
@@ -44,6 +52,9 @@ def load_decisions(path: str | Path | None) -> list[dict]:
     except json.JSONDecodeError as err:
         where = SourceLocation(str(path), err.lineno, err.colno)
         raise DiagnosticError(f"not JSON: {err.msg}", where, text) from None
+    problem = export_problem(data, format_required=False) if isinstance(data, dict) else None
+    if problem is not None:
+        raise DiagnosticError(f"tuning cache file {path}: {problem}")
     decisions = data.get("decisions") if isinstance(data, dict) else None
     if not isinstance(decisions, list):
         raise DiagnosticError(f"tuning cache file {path} has no 'decisions' list")
@@ -56,23 +67,63 @@ def load_decisions(path: str | Path | None) -> list[dict]:
     return located
 
 
+Numbered = list[tuple[int, dict]]
+"""Decisions with their index in the file."""
+
+
 def match_decisions(
-    groups: Iterable[Group], decisions: list[dict], decisions_from: str
+    groups: Iterable[Group],
+    decisions: list[dict],
+    decisions_from: str,
+    base_dir: Path | None = None,
+    device: str | None = None,
 ) -> dict[int, list[dict]]:
     """The decisions for each group (by gid) they name (`executable::group`, or `group`
     alone where one group of the module has that name), for the `static` groups' choices.
-    A decision naming a variant its group lacks is refused; decisions naming no group of
-    the module are refused when none names one (the file is for another module), else
-    listed."""
+
+    The decisions of a file (`Decisions`) are checked against this module: only those
+    made for the group's kernels (their `module` digest, where they give one) are used,
+    those of one device (`device`: a digest, its first characters or a driver name; needed
+    when they are of several), and one per workload key. A decision naming a variant its
+    group lacks is refused. Decisions that are not used are listed in a warning, or
+    refused when none is used (the file is for another module). A plain list (decisions
+    that `tune-model` chose for groups it made) is taken as it is."""
     groups = list(groups)
-    matched: dict[int, list[dict]] = {}
     if not decisions or all(g.policy != Policy.STATIC for g in groups):
-        return matched
+        return {}
+    named, unmatched = _named_groups(groups, decisions)
+    other_kernels: list[str] = []
+    if isinstance(decisions, Decisions):
+        by_gid = {g.gid: g for g in groups}
+        named, other_kernels = _for_these_kernels(named, by_gid, decisions_from, base_dir)
+        named = _of_one_device(named, decisions_from, device)
+        _one_per_key(named, by_gid, decisions, decisions_from)
+    for gid, found in named.items():
+        group = next(g for g in groups if g.gid == gid)
+        for index, decision in found:
+            if decision["variant"] not in group.variants:
+                raise _unknown_variant(group, decisions, decisions_from, index, decision)
+    matched = {gid: [d for _, d in found] for gid, found in named.items() if found}
+    if other_kernels and not matched:
+        raise DiagnosticError("; ".join(other_kernels) + " (decisions for other kernels)")
+    for message in other_kernels:
+        sys.stderr.write(f"warning: {message}\n")
+    if unmatched:
+        _report_unmatched(groups, unmatched, decisions_from, fatal=not matched)
+    return matched
+
+
+def _named_groups(
+    groups: list[Group], decisions: list[dict]
+) -> tuple[dict[int, Numbered], list[str]]:
+    """The decisions of each group they name, and those that name no single group (each
+    described for a message)."""
     by_name: dict[str, list[Group]] = {}
     for group in groups:
         by_name.setdefault(group.display_name, []).append(group)
         if group.container_name is not None:
             by_name.setdefault(group.op.group_name, []).append(group)
+    named: dict[int, Numbered] = {}
     unmatched: list[str] = []
     for index, decision in enumerate(decisions):
         name = decision["group"]
@@ -87,29 +138,137 @@ def match_decisions(
                 + ")"
             )
             continue
-        group = candidates[0]
-        if decision["variant"] not in group.variants:
-            problem = (
-                f"decision #{index} of {decisions_from} chooses "
-                f"@{decision['variant']}, which is not a variant of the group ("
-                + ", ".join(f"@{v}" for v in group.variants)
-                + ")"
+        named.setdefault(candidates[0].gid, []).append((index, decision))
+    return named, unmatched
+
+
+def _for_these_kernels(
+    named: dict[int, Numbered], groups: dict[int, Group], decisions_from: str, base_dir: Path | None
+) -> tuple[dict[int, Numbered], list[str]]:
+    """The decisions made for each group's kernels (a `module` digest equal to the
+    group's fingerprint, or none given), and those made for other kernels."""
+    kept: dict[int, Numbered] = {}
+    other: list[str] = []
+    for gid, found in named.items():
+        digests = {d["module"] for _, d in found if isinstance(d.get("module"), str)}
+        mine = groups[gid].fingerprint(base_dir) if digests else ""
+        kept[gid] = [(i, d) for i, d in found if d.get("module") in (None, mine)]
+        stale = [(i, d) for i, d in found if d.get("module") not in (None, mine)]
+        if stale:
+            theirs = ", ".join(sorted({d["module"] for _, d in stale}))
+            other.append(
+                f"the decisions of {decisions_from} for {groups[gid].display_name} were made "
+                f"for another module (digest {theirs}, this one is {mine}); not used: "
+                + ", ".join(f"#{i}" for i, _ in stale)
             )
-            place = getattr(decisions, "place", lambda _: None)(index)
-            if place is None:
-                raise op_error(group.op, problem)
-            group_at = op_location(group.op)
+    return kept, other
+
+
+def _device_label(decision: dict) -> str:
+    """A device of the decisions, as a message names it: its digest's first characters
+    and what it is (`local-task:default (CPU, IREE runtime 3.13.0)`)."""
+    digest = str(decision.get("device") or "")[:12] or "(none given)"
+    info = decision.get("device_info")
+    if isinstance(info, dict) and info.get("driver"):
+        return (
+            f"{digest} ({info['driver']}:{info.get('name', '?')}, {info.get('arch', '?')}, "
+            f"IREE runtime {info.get('runtime_version', '?')})"
+        )
+    return digest
+
+
+def _device_matches(decision: dict, device: str) -> bool:
+    """Whether `--device` names the device of a decision: its digest, the digest's first
+    characters (4 or more), or its driver (`local-task`, `cuda`)."""
+    digest = str(decision.get("device") or "")
+    info = decision.get("device_info")
+    driver = info.get("driver") if isinstance(info, dict) else None
+    return (len(device) >= 4 and digest.startswith(device)) or device in (digest, driver)
+
+
+def _of_one_device(
+    named: dict[int, Numbered], decisions_from: str, device: str | None
+) -> dict[int, Numbered]:
+    """The decisions of one device: the one `device` names, else the only one there is;
+    several devices and no choice, or a choice that names none or several, is an error
+    that lists them."""
+    every = [d for found in named.values() for _, d in found]
+    labels = {str(d.get("device") or ""): _device_label(d) for d in every}
+    if device is not None:
+        chosen = {str(d.get("device") or "") for d in every if _device_matches(d, device)}
+        if len(chosen) != 1:
             raise DiagnosticError(
-                problem + (f"; the group is at {group_at}" if group_at else ""),
-                place,
-                decisions.text,  # type: ignore[attr-defined]
+                f"--device {device!r} names {'several' if chosen else 'none'} of the devices "
+                f"whose decisions {decisions_from} holds for this module: "
+                + "; ".join(labels[k] for k in sorted(chosen or labels))
+                + " (give a device's digest, its first characters, or its driver)"
             )
-        matched.setdefault(group.gid, []).append(decision)
-    if not unmatched:
-        return matched
+    elif len(labels) > 1:
+        raise DiagnosticError(
+            f"{decisions_from} holds decisions for this module made on {len(labels)} devices: "
+            + "; ".join(labels[k] for k in sorted(labels))
+            + "; choose one with --device (a digest, its first characters, or a driver)"
+        )
+    else:
+        chosen = set(labels)
+    return {
+        gid: [(i, d) for i, d in found if str(d.get("device") or "") in chosen]
+        for gid, found in named.items()
+    }
+
+
+def _one_per_key(
+    named: dict[int, Numbered], groups: dict[int, Group], decisions: Decisions, decisions_from: str
+) -> None:
+    """Refuse two decisions of one group at one workload key (which would stand is not
+    said), at the second one's place in the file."""
+    for gid, found in named.items():
+        first: dict[tuple[int, ...], tuple[int, dict]] = {}
+        for index, decision in found:
+            key = tuple(decision["workload"])
+            if key not in first:
+                first[key] = (index, decision)
+                continue
+            earlier, chosen = first[key]
+            raise DiagnosticError(
+                f"decisions #{earlier} and #{index} of {decisions_from} both decide "
+                f"{groups[gid].display_name} at workload {list(key)} (@{chosen['variant']} "
+                f"and @{decision['variant']}); keep one",
+                decisions.place(index),
+                decisions.text or None,
+            )
+
+
+def _unknown_variant(
+    group: Group, decisions: list[dict], decisions_from: str, index: int, decision: dict
+) -> DiagnosticError:
+    """The error for a decision that chooses a variant its group lacks: at the decision in
+    a JSON file, else at the group."""
+    problem = (
+        f"decision #{index} of {decisions_from} chooses "
+        f"@{decision['variant']}, which is not a variant of the group ("
+        + ", ".join(f"@{v}" for v in group.variants)
+        + ")"
+    )
+    place = decisions.place(index) if isinstance(decisions, Decisions) else None
+    if place is None:
+        return op_error(group.op, problem)
+    group_at = op_location(group.op)
+    return DiagnosticError(
+        problem + (f"; the group is at {group_at}" if group_at else ""),
+        place,
+        decisions.text,  # type: ignore[attr-defined]
+    )
+
+
+def _report_unmatched(
+    groups: list[Group], unmatched: list[str], decisions_from: str, fatal: bool
+) -> None:
+    """List the decisions that name no single group of the module: an error when no
+    decision is used (the file is for another module), else a warning."""
     names = ", ".join(sorted(g.display_name for g in groups))
     listed = ", ".join(unmatched[:5]) + (", ..." if len(unmatched) > 5 else "")
-    if not matched:
+    if fatal:
         raise DiagnosticError(
             f"no decision of {decisions_from} names a group of this module: "
             f"decisions {listed}; the module's groups are {names}"
@@ -118,7 +277,6 @@ def match_decisions(
         f"warning: {len(unmatched)} decision(s) of {decisions_from} name no single "
         f"group of this module and are not used: {listed} (groups: {names})\n"
     )
-    return matched
 
 
 class Decisions(list):

@@ -562,12 +562,16 @@ def compile(  # noqa: A001 - the public name the API promises
     policy: str = Policy.ONLINE,
     cache: str | Path | None = None,
     extra_args: list[str] | None = None,
+    device: str | None = None,
 ) -> bytes:
     """Lower autotune IR and compile it to a `.vmfb` for `target`.
 
     Object files named by relative paths resolve against the folder of `filename`.
+    `device` chooses among the devices whose decisions `cache` holds (`lower_to_iree`).
     """
     arch = check_target(target, arch)
-    lowered = lower_to_iree(text, policy=policy, cache=cache, filename=str(filename), target=target)
+    lowered = lower_to_iree(
+        text, policy=policy, cache=cache, filename=str(filename), target=target, device=device
+    )
     folder = Path(filename).parent if str(filename) != "<input>" else None
     return compile_lowered(lowered, target, arch, folder, extra_args, text, str(filename))

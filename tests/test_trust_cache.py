@@ -192,10 +192,18 @@ def test_cache_options_tell_a_cache_file_from_an_export_and_touch_neither(tmp_pa
         "tagged.mlir",
         "tagged.vmfb",
     ]
-    # `compile --cache` takes the cache file itself as well as an export.
+    # `compile --cache` takes the cache file itself as well as an export (the decisions
+    # made for the module's kernels: its group's digest).
+    from autotune_contracts.policy import Policy
+    from autotune_dialect.ir import parse_module
+    from autotune_runtime.cache import CacheKey, Entry
+    from lowering.discovery import collect_groups
+
+    (group,) = collect_groups(parse_module(text, "tagged.mlir"), Policy.STATIC).values()
     cache_file = tmp_path / "tuning.sqlite3"
     cache = TuningCache(cache_file)
-    cache.put(_decision("tagged::add", (), "v2"))
+    key = CacheKey("dev", group.fingerprint(None), "tagged::add", ())
+    cache.put(Entry(key, "v2", {"n": 1}, {}, 1.0))
     cache.close()
     lowered = tmp_path / "static.mlir"
     run = _cli(
