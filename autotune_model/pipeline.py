@@ -597,6 +597,8 @@ def _tune(
             )
             if kept is not None:
                 return kept
+    if not benchmarked:  # no device here to run it on
+        return _finished(tunables, grouped, policy, vmfb, lowered, report)
     failure = check_model(
         stock, vmfb, function_name, inputs, policy, device, options.check_tolerance
     )
@@ -618,6 +620,18 @@ def _tune(
             f"written ({failure}); nothing was written"
         )
     lap("check")
+    return _finished(tunables, grouped, policy, vmfb, lowered, report)
+
+
+def _finished(
+    tunables: Sequence[Tunable],
+    grouped: Sequence[Tunable],
+    policy: str,
+    vmfb: bytes,
+    lowered: str,
+    report: TuneReport,
+) -> TunedModel:
+    """The tuned model, its report completed: the frozen choices, the peak memory."""
     if policy == Policy.STATIC:
         for tunable in tunables:
             winner = tunable.winner if tunable in grouped else DEFAULT.name
