@@ -225,6 +225,7 @@ class GroupOp(IRDLOperation):
                 "expects to be inside a hal.executable.source, a flow.executable or a "
                 f"module, not {where}"
             )
+        self._verify_top_level(parent)  # type: ignore[arg-type]
         siblings = self.siblings()
         if self.group_name in siblings:
             other = siblings[self.group_name]
@@ -248,6 +249,26 @@ class GroupOp(IRDLOperation):
                 )
             variants.append(op)
         self._verify_variants_agree(variants)
+
+    def _verify_top_level(self, container: Operation) -> None:
+        """A group's module (its container, or its executable's) is the top-level one.
+        `iree-compile` 3.13 builds the code of the top-level module only: a nested
+        module's functions are left out of the built module, or fail to build
+        (`'stream.tensor.sizeof' op illegal for this phase of lowering`)."""
+        module = container if isinstance(container, ModuleOp) else container.parent_op()
+        outer = None if module is None else module.parent_op()
+        if outer is None:
+            return
+        if interop.is_executable(outer):
+            raise VerifyException(
+                "cannot be inside a kernel module; place it beside the exports of the executable"
+            )
+        name = module.sym_name if isinstance(module, ModuleOp) else None
+        which = "" if name is None else f" @{name.data}"
+        raise VerifyException(
+            f"cannot be inside a nested module{which}: iree-compile builds the top-level "
+            "module's code only; place the group, its variants and their uses there"
+        )
 
     def _verify_variants_agree(self, variants: list[Operation]) -> None:
         first = variants[0]

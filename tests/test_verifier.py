@@ -62,6 +62,7 @@ RULES = {
     "unknown_group_attribute",
     "group_attribute_wrong_type",
     "variants_not_symbols",
+    "group_in_nested_module",
 }
 
 
