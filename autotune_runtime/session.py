@@ -22,6 +22,7 @@ from autotune_runtime.host import create_host_module, entry_point, read_groups
 from autotune_runtime.interrupts import raised_in_host
 from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.tuner import Tuner, TuningWarning
+from autotune_runtime.values import ValueType, check_tensor_argument, one_line, signature
 
 CacheArg = TuningCache | str | Path | bool | None
 
@@ -52,10 +53,7 @@ class LoadedModule:
     ):
         self.device = device
         self.config = rt.Config(device=open_device(device, allocator))
-        if isinstance(vmfb, str | Path):
-            self.module = rt.VmModule.mmap(self.config.vm_instance, str(vmfb))
-        else:
-            self.module = rt.VmModule.copy_buffer(self.config.vm_instance, vmfb)
+        self.module = vm_module(self.config.vm_instance, vmfb)
         self.groups = read_groups(self.module)
         self.cache = open_cache(cache) if self.groups else None
         self.fingerprint = fingerprint or device_fingerprint(device)
@@ -116,10 +114,12 @@ class LoadedModule:
             if name == group.getter:
                 return functools.partial(self._get_variant, group)
         kinds = parameter_kinds(self.module.lookup_function(name))
+        types = signature(self.module, name)
 
         def call(*args):
             self._check_open()
-            return _to_numpy(self._invoke(function, convert_arguments(name, kinds, args)))
+            converted = convert_arguments(name, kinds, args, types and types[0])
+            return _to_numpy(self._invoke(function, converted))
 
         return call
 
@@ -300,8 +300,11 @@ def parameter_kinds(function: rt.VmFunction) -> str | None:
     return "" if kinds == "v" else kinds
 
 
-def convert_arguments(name: str, kinds: str | None, args: tuple) -> tuple:
-    """Arguments converted to a function's parameter kinds (`parameter_kinds`)."""
+def convert_arguments(
+    name: str, kinds: str | None, args: tuple, types: list[ValueType] | None = None
+) -> tuple:
+    """Arguments converted to a function's parameter kinds (`parameter_kinds`); those of
+    tensor parameters checked against the declared `types` (`check_tensor_argument`)."""
     if kinds is None:
         return args
     if len(args) != len(kinds):
@@ -310,6 +313,8 @@ def convert_arguments(name: str, kinds: str | None, args: tuple) -> tuple:
     for index, (kind, arg) in enumerate(zip(kinds, args, strict=True)):
         scalar = _SCALAR_NAMES.get(kind)
         if scalar is None:
+            if types is not None and len(types) == len(args):
+                check_tensor_argument(name, index, arg, types[index])
             out.append(arg)
             continue
         if isinstance(arg, np.ndarray) and arg.ndim == 0:
@@ -324,6 +329,18 @@ def convert_arguments(name: str, kinds: str | None, args: tuple) -> tuple:
         # are not packed as values at all), whatever the parameter is: convert first.
         out.append(int(arg) if kind in "iI" else float(arg))
     return tuple(out)
+
+
+def vm_module(instance: rt.VmInstance, vmfb: bytes | str | Path) -> rt.VmModule:
+    """The VM module of a compiled module (its path or its bytes); one that IREE cannot
+    read is a `ValueError` that says so (IREE's own names only its FlatBuffer)."""
+    try:
+        if isinstance(vmfb, str | Path):
+            return rt.VmModule.mmap(instance, str(vmfb))
+        return rt.VmModule.copy_buffer(instance, vmfb)
+    except (ValueError, RuntimeError) as err:
+        what = f"{vmfb} is" if isinstance(vmfb, str | Path) else f"the {len(vmfb)} bytes are"
+        raise ValueError(f"{what} not a compiled IREE module (.vmfb): {one_line(err)}") from None
 
 
 def load(

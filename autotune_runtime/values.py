@@ -308,6 +308,35 @@ def _check_element(where: str, function: str, dtype: np.dtype, element: str) -> 
         )
 
 
+def check_tensor_argument(function: str, index: int, arg: object, declared: ValueType) -> None:
+    """Refuse a value for a tensor parameter that is not an array of its type, naming the
+    argument and the declared type: a `TypeError` for a scalar, a list or another element
+    type, a `ValueError` for another shape (IREE itself says `FAILED_PRECONDITION` or `ref
+    type mismatch`). Other objects (an IREE device array) are left to IREE."""
+    tensor = declared.tensor
+    if tensor is None:
+        return
+    where = f"argument {index} of {function} is a {declared.text}"
+    if not isinstance(arg, np.ndarray):
+        if arg is None or isinstance(
+            arg, bool | int | float | complex | str | bytes | list | tuple
+        ):
+            shown = repr(arg) if len(repr(arg)) <= 40 else repr(arg)[:37] + "..."
+            raise TypeError(f"{where}; got {type(arg).__name__} {shown} (pass a numpy array)")
+        if isinstance(arg, np.generic):
+            raise TypeError(f"{where}; got the {element_name(arg.dtype)} scalar {arg}")
+        return
+    dims, element = tensor
+    wanted = _kind_bits(element)
+    if arg.dtype.kind in "biuf" and wanted is not None and wanted != _dtype_kind_bits(arg.dtype):
+        raise TypeError(f"{where}; got an array of {element_name(arg.dtype)} elements")
+    if len(dims) != arg.ndim or any(
+        d is not None and d != s for d, s in zip(dims, arg.shape, strict=False)
+    ):
+        shape = "x".join(str(s) for s in arg.shape) or "scalar"
+        raise ValueError(f"{where}; got an array of shape {shape}")
+
+
 # --- printing results -----------------------------------------------------------------------
 
 
