@@ -1,7 +1,7 @@
 """`iree-autotune tune-model`: a model in, a tuned module and its report out.
 
 `add_command(sub)` registers the subcommand on the `iree-autotune` parser
-(`iree-autotune report TUNED.tune.json` shows a saved report: `report.show_report`).
+(`iree-autotune report TUNED.tune.json` shows a saved report: `report_view.show_report`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     from autotune_model.measure import parse_shape
     from autotune_model.pipeline import TuneOptions, planned_threads, tune_model, tuning_device
     from autotune_model.progress import TerminalProgress
-    from autotune_model.report import print_report
+    from autotune_model.report_view import print_report
 
     for shape in args.input_shape or []:
         parse_shape(shape)  # refused before any work; its element type is checked later
