@@ -7,13 +7,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError
-from autotune_contracts.files import read_source, refuse_overwrite, write_atomically
+from autotune_contracts.files import atomic_output, read_source, refuse_overwrite
 from autotune_contracts.policy import Policy
 from autotune_model.base_builds import AUTO, BASES
 from lowering.driver import TARGETS
@@ -42,14 +44,46 @@ def _non_negative(text: str) -> float:
     return value
 
 
-def _warning_line(original, message, category, filename, lineno, file=None, line=None) -> None:
-    """The compile cache's warning (a folder that cannot be written) as one line."""
-    from autotune_model.compile_cache import CompileCacheWarning
+PROJECT_PACKAGES = ("autotune_", "lowering")
+"""The packages whose warnings (the compile cache's, the tuning cache's, tuning's) are
+printed as one `warning:` line, without Python's source line."""
 
-    if issubclass(category, CompileCacheWarning):
+
+def _warning_line(original, message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of this project as one `warning: ...` line; others as Python shows them."""
+    if category.__module__.startswith(PROJECT_PACKAGES):
         print(f"warning: {message}", file=sys.stderr)
     else:
         original(message, category, filename, lineno, file, line)
+
+
+def check_output_folders(outputs: Sequence[tuple[str, str]]) -> None:
+    """Refuse, before any work, an output (option, path) whose folder does not exist or
+    is no folder: it could not be written at the end (no folder is created, as for any
+    other command's `-o`)."""
+    for option, path in outputs:
+        folder = Path(path).parent
+        if not folder.is_dir():
+            problem = "is not a folder" if folder.exists() else "does not exist"
+            raise DiagnosticError(f"cannot write {option} {path}: the folder {folder} {problem}")
+
+
+def write_outputs(outputs: Sequence[tuple[str, str | bytes]]) -> None:
+    """Write every (path, data) or none: each into a temporary file next to it, and the
+    temporary files renamed only once all are written."""
+    current = ""
+    try:
+        with contextlib.ExitStack() as stack:
+            for current, data in outputs:
+                tmp = stack.enter_context(atomic_output(current))
+                if isinstance(data, bytes):
+                    tmp.write_bytes(data)
+                else:
+                    tmp.write_text(data, encoding="utf-8")
+    except OSError as err:
+        raise DiagnosticError(
+            f"cannot write {current}: {err.strerror or err}; nothing was written"
+        ) from None
 
 
 def report_path(output: str) -> str:
@@ -73,6 +107,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         [("input", args.input), ("--cache", args.cache)],
         [("-o", args.output), ("--report", report)],
     )
+    check_output_folders([("-o", args.output), ("--report", report)])
     text = read_source(args.input)
     options = TuneOptions(
         target=args.target,
@@ -113,8 +148,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
                     )
     finally:
         executor.close()
-    write_atomically(args.output, tuned.vmfb)
-    write_atomically(report, tuned.report.to_json() + "\n")
+    write_outputs([(args.output, tuned.vmfb), (report, tuned.report.to_json() + "\n")])
     print_report(tuned.report)
     print(f"wrote {args.output} and {report}")
     return 0

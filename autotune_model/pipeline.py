@@ -65,6 +65,7 @@ from autotune_model.executors import Executor, LocalExecutor
 from autotune_model.flow_builds import FROM_FLOW
 from autotune_model.freeze import take_cached
 from autotune_model.gains import Planned, dispatch_gains
+from autotune_model.input_checks import check_example_inputs
 from autotune_model.measure import (
     ModelFunction,
     check_model,
@@ -380,6 +381,8 @@ def _tune(
     check_generated_code(options.target, options.arch)
     benchmarked = device_available(device)
     flows = {(): flow_phase(model, options.target, options.arch, filename)}
+    if options.input_shapes is not None:  # before anything is built or timed on them
+        check_example_inputs(flows[()], options.function, options.input_shapes, model, filename)
 
     def flow_of(flags) -> str:
         if tuple(flags) not in flows:
