@@ -1,12 +1,13 @@
 """Persistent tuning cache: decisions and per-variant statistics in SQLite.
 
 One row per `CacheKey`. The database runs in WAL mode, every write is one short
-transaction, and several processes can tune into one file at once. What is guaranteed
-(docs/runtime.md):
+transaction, and several processes can tune into one file at once. Decisions committed by
+tuning are written off the calling path, many to a transaction (`cache_writer`). What is
+guaranteed (docs/runtime.md):
 
 - A file held by another process is never treated as damaged: a decision that cannot be
-  written before the busy timeout is kept and written later (at the next decision, and
-  when the cache is closed, which waits for the file).
+  written before the busy timeout is kept and written later (at the next write, and when
+  the cache is closed, which waits for the file).
 - Only a file proven damaged (an SQLite file that SQLite finds malformed or not a
   database, or whose `PRAGMA quick_check` fails, or a cache file at the default location
   that is not an SQLite file at all) is moved aside,
@@ -20,8 +21,9 @@ transaction, and several processes can tune into one file at once. What is guara
   read-only folder): one warning says so, with the system's reason, and how to export
   them. A folder, or a file that may not be read, named by the caller is refused
   (`CacheAccessError`).
-- The first decision committed for a key stands (`commit`): a later tuner, in this
-  process or another, gets that decision back instead of storing its own over it.
+- The first decision written for a key stands (`commit`): a later tuner, in this process
+  or another, gets that decision back instead of storing its own over it; one whose
+  commit comes before the other's write keeps running its own, with a warning.
 - A damaged row (its statistics are not JSON, or its page cannot be read) is skipped with
   one warning; the rest of the cache keeps serving.
 """
@@ -33,6 +35,7 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -60,6 +63,7 @@ from autotune_contracts.cache_file import (
     open_read_only,
     schema_version,
 )
+from autotune_runtime.cache_writer import WRITER_BUSY_TIMEOUT_S, WriteBehind
 
 __all__ = [
     "CacheAccessError",
@@ -155,7 +159,9 @@ class TuningCache:
         self.unsaved: dict[CacheKey, Entry] = {}  # decisions the file cannot take
         self.first: set[CacheKey] = set()  # keys whose decision is written only if none is
         self._warned: set[str] = set()
+        self.lock = threading.RLock()  # the connection and the buffers, against the writer
         self.conn = self._open()
+        self._writer = WriteBehind(self._write_buffered, self.lock, self)
 
     # --- opening ----------------------------------------------------------------------
 
@@ -215,7 +221,7 @@ class TuningCache:
         folder_writable = os.access(self.path.parent, os.W_OK)
         if not exists and not folder_writable:
             return self._in_memory(
-                f"cannot create tuning cache {self.path}: its folder cannot be written "
+                f"cannot create tuning cache {self.path}: its folder is not writable "
                 f"({_why_unwritable(self.path) or os.strerror(errno.EACCES)})"
             )
         if not (folder_writable and (not exists or os.access(self.path, os.W_OK))):
@@ -278,10 +284,13 @@ class TuningCache:
     def _prepare(self, conn: sqlite3.Connection, tables: set[str]) -> None:
         """WAL mode, the schema (created or migrated), and a check of what is there."""
         try:
-            conn.execute("PRAGMA journal_mode = WAL")
+            (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
         except sqlite3.OperationalError as err:
             if not _busy(err):  # a busy file is in use, hence already set up
                 raise
+            mode = "wal"
+        if mode == "wal":  # no sync per commit: a power cut may lose the last ones, no more
+            conn.execute("PRAGMA synchronous = NORMAL")
         if tables:
             check_version(conn)
             try:
@@ -362,19 +371,21 @@ class TuningCache:
     # --- reading ------------------------------------------------------------------------
 
     def get(self, key: CacheKey) -> Entry | None:
-        for kept in (self.pending, self.unsaved):
-            if key in kept:
-                return kept[key]
-        try:
-            row = self.conn.execute(
-                f"SELECT {COLUMNS} FROM decisions "
-                "WHERE device=? AND module=? AND grp=? AND workload=?",
-                key.row(),
-            ).fetchone()
-        except sqlite3.DatabaseError as err:
-            self._warn(f"tuning cache {self.path}: a decision cannot be read ({err}); skipped")
-            return None
-        return None if row is None else self._entry(row)
+        """The decision for `key`: this process's (written or not yet), else the file's."""
+        with self.lock:
+            for kept in (self.pending, self.unsaved):
+                if key in kept:
+                    return kept[key]
+            try:
+                row = self.conn.execute(
+                    f"SELECT {COLUMNS} FROM decisions "
+                    "WHERE device=? AND module=? AND grp=? AND workload=?",
+                    key.row(),
+                ).fetchone()
+            except sqlite3.DatabaseError as err:
+                self._warn(f"tuning cache {self.path}: a decision cannot be read ({err}); skipped")
+                return None
+            return None if row is None else self._entry(row)
 
     def _entry(self, row: tuple) -> Entry | None:
         """An entry from a row, or None (with one warning) for a damaged row."""
@@ -387,20 +398,24 @@ class TuningCache:
     def neighbours(self, key: CacheKey) -> list[Entry]:
         """The decisions stored for `key`'s device, module and group, at any workload."""
         same = (key.device, key.module, key.group)
-        kept = {k: e for k, e in {**self.unsaved, **self.pending}.items() if k.row()[:3] == same}
-        try:
-            rows = self.conn.execute(
-                f"SELECT {COLUMNS} FROM decisions WHERE device=? AND module=? AND grp=?", same
-            ).fetchall()
-        except sqlite3.DatabaseError as err:
-            self._warn(f"tuning cache {self.path}: decisions cannot be read ({err}); skipped")
-            rows = []
-        saved = [e for e in map(self._entry, rows) if e is not None and e.key not in kept]
+        with self.lock:
+            kept = {
+                k: e for k, e in {**self.unsaved, **self.pending}.items() if k.row()[:3] == same
+            }
+            try:
+                rows = self.conn.execute(
+                    f"SELECT {COLUMNS} FROM decisions WHERE device=? AND module=? AND grp=?", same
+                ).fetchall()
+            except sqlite3.DatabaseError as err:
+                self._warn(f"tuning cache {self.path}: decisions cannot be read ({err}); skipped")
+                rows = []
+            saved = [e for e in map(self._entry, rows) if e is not None and e.key not in kept]
         return [*saved, *kept.values()]
 
     def entries(self) -> Iterator[Entry]:
-        kept = {**self.unsaved, **self.pending}
-        saved = [e for e in self._saved_entries() if e.key not in kept]
+        with self.lock:
+            kept = {**self.unsaved, **self.pending}
+            saved = [e for e in self._saved_entries() if e.key not in kept]
         yield from sorted(
             [*saved, *kept.values()],
             key=lambda e: (e.key.group, e.key.workload, e.key.device),
@@ -441,36 +456,64 @@ class TuningCache:
 
     # --- writing ------------------------------------------------------------------------
 
-    def put(self, entry: Entry, quiet: CacheKey | None = None) -> None:
-        """Store a decision. A busy file gets it later (`pending`); a file that cannot take
-        it (disk full, read-only) is reported once, and the decision and later ones are
-        kept in memory while what the file holds stays readable. `quiet`: a key whose
-        decision `commit` handles itself (see `_flush`)."""
-        if self.unsaved or self.read_only or not self.persistent:
-            self.unsaved[entry.key] = entry
-            return
-        self.pending[entry.key] = entry
-        self._flush(wait=False, quiet=quiet)
+    def put(self, entry: Entry) -> None:
+        """Store a decision now (with any that `commit` buffered). A busy file gets it
+        later (`pending`); a file that cannot take it (disk full, read-only) is reported
+        once, and the decision and later ones are kept in memory while what the file
+        holds stays readable."""
+        with self.lock:
+            if self.unsaved or self.read_only or not self.persistent:
+                self.unsaved[entry.key] = entry
+                return
+            self.pending[entry.key] = entry
+            self._flush(wait=False)
 
     def commit(self, entry: Entry) -> Entry:
-        """Store a tuned decision unless the file already holds one for its key (another
-        process committed first); returns the decision that stands. A decision that
-        waits for a busy file is written on the same terms, with a warning if another
-        process's came first meanwhile."""
-        self.first.add(entry.key)
-        self.put(entry, quiet=entry.key)
-        return self.get(entry.key) or entry
+        """Store a tuned decision unless one is stored for its key already (by this
+        process, or in the file: another process committed first); returns the decision
+        that stands. Nothing is written on the calling path: the decision is buffered
+        (`pending`, which `get` answers from) and the writer thread writes it with others
+        in one transaction (`cache_writer`), only where the file still has none for its
+        key; where another process wrote one in between, that one stands in the file and
+        a warning says so (this process goes on running its own)."""
+        with self.lock:
+            stored = self.get(entry.key)
+            if stored is not None:
+                return stored
+            self.first.add(entry.key)
+            if self.unsaved or self.read_only or not self.persistent:
+                self.unsaved[entry.key] = entry
+            else:
+                self.pending[entry.key] = entry
+                self._writer.buffered(len(self.pending))
+            return entry
 
-    def _flush(self, wait: bool, quiet: CacheKey | None = None) -> None:
+    def flush(self) -> None:
+        """Write the buffered decisions now, waiting for a busy file (`CLOSE_TIMEOUT_S`)."""
+        with self.lock:
+            self._flush(wait=True)
+
+    def _write_buffered(self) -> int:
+        """The writer thread's step: write what is buffered if the file is free within
+        `WRITER_BUSY_TIMEOUT_S` (the calling path waits no longer for the lock); returns
+        how many decisions are still buffered."""
+        self.conn.execute(f"PRAGMA busy_timeout = {int(WRITER_BUSY_TIMEOUT_S * 1000)}")
+        try:
+            self._flush(wait=False)
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+        return len(self.pending)
+
+    def _flush(self, wait: bool) -> None:
         """Write the pending decisions; with `wait`, until the file is free (at most
         `CLOSE_TIMEOUT_S`). A decision of `commit` that the file already held another
-        one for is not written: a warning says so, unless its key is `quiet`."""
+        one for is not written, and a warning says so."""
         deadline = time.monotonic() + (CLOSE_TIMEOUT_S if wait else 0.0)
         while self.pending:
             try:
                 overruled = self._write_all(list(self.pending.values()))
                 self.pending.clear()
-                for entry in (e for e in overruled if e.key != quiet):
+                for entry in overruled:
                     stored = self.get(entry.key)
                     self._warn(
                         f"tuning cache {self.path}: another process stored "
@@ -480,14 +523,18 @@ class TuningCache:
                     )
             except sqlite3.Error as err:
                 if _busy(err):
+                    self._warn(
+                        f"tuning cache {self.path} is busy (another process holds it); "
+                        + (
+                            "waiting for it to write the decisions not yet written"
+                            if wait
+                            else "decisions are kept and written when it is free"
+                        )
+                    )
                     if time.monotonic() < deadline:
                         time.sleep(0.05)
                         continue
                     if not wait:
-                        self._warn(
-                            f"tuning cache {self.path} is busy (another process holds it); "
-                            "decisions are kept and written when it is free"
-                        )
                         return
                 self._warn(f"cannot write tuning cache {self.path} ({err}); {KEPT_IN_MEMORY}")
                 self.persistent = False
@@ -525,13 +572,14 @@ class TuningCache:
 
     def clear(self) -> int:
         """Delete every decision; returns how many there were."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        count = self.conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
-        self.conn.execute("DELETE FROM decisions")
-        self.conn.execute("COMMIT")
-        count += len(self.unsaved) + len(self.pending)
-        self.unsaved.clear()
-        self.pending.clear()
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            count = self.conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+            self.conn.execute("DELETE FROM decisions")
+            self.conn.execute("COMMIT")
+            count += len(self.unsaved) + len(self.pending)
+            self.unsaved.clear()
+            self.pending.clear()
         return int(count)
 
     # --- moving decisions between machines --------------------------------------------
@@ -550,20 +598,22 @@ class TuningCache:
         entries = [imported_entry(i, item) for i, item in enumerate(items)]
         if self.read_only or not self.persistent:
             raise ValueError(f"cannot write tuning cache {self.path} (it is read-only or unusable)")
-        # All or nothing: one transaction, newer entries win.
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            for entry in entries:
-                existing = self.get(entry.key)
-                if existing is None or existing.updated <= entry.updated:
-                    self._write(entry)
-            self.conn.execute("COMMIT")
-        except sqlite3.Error as err:
-            self.conn.execute("ROLLBACK")
-            raise ValueError(f"cannot write tuning cache {self.path} ({err})") from None
+        with self.lock:  # all or nothing: one transaction, newer entries win
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                for entry in entries:
+                    existing = self.get(entry.key)
+                    if existing is None or existing.updated <= entry.updated:
+                        self._write(entry)
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as err:
+                self.conn.execute("ROLLBACK")
+                raise ValueError(f"cannot write tuning cache {self.path} ({err})") from None
         return len(entries)
 
     def close(self) -> None:
         """Write what is pending (waiting for a busy file) and close the file."""
-        self._flush(wait=True)
-        self.conn.close()
+        self._writer.stop(self)  # without the lock: it may be writing
+        with self.lock:
+            self._flush(wait=True)
+            self.conn.close()

@@ -163,25 +163,32 @@ def test_two_tune_processes_on_one_cache_end_with_one_decision_per_key(vmfbs, tm
     assert len(winners) == 2 and all(" v2 " in line for line in winners), report.stdout
 
 
-def test_a_decision_that_waited_for_a_busy_file_does_not_replace_an_earlier_one(tmp_path):
+def test_a_decision_that_waited_for_a_busy_file_does_not_replace_an_earlier_one(
+    tmp_path, monkeypatch
+):
     import sqlite3
 
-    from autotune_runtime import CacheKey, CacheWarning
+    from autotune_runtime import CacheKey, CacheWarning, cache_writer
     from autotune_runtime.cache import Entry
+
+    monkeypatch.setattr(cache_writer, "FLUSH_INTERVAL_S", 3600.0)  # writes only when told
 
     path = tmp_path / "c.sqlite3"
     key = CacheKey("d", "m", "g", (4,))
     first, waiting = TuningCache(path), TuningCache(path, busy_timeout_s=0.1)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process holds the file
+    assert waiting.commit(Entry(key, "v1", {}, {}, 1.0)).variant == "v1"  # buffered
+    other = Entry(CacheKey("d", "m", "g", (5,)), "v0", {}, {}, 1.0)
     with pytest.warns(CacheWarning, match="busy"):
-        assert waiting.commit(Entry(key, "v1", {}, {}, 1.0)).variant == "v1"  # kept
+        waiting.put(other)  # a write now, with the buffered decision: the file is busy
     holder.execute("ROLLBACK")
     holder.close()
     assert first.commit(Entry(key, "v2", {}, {}, 2.0)).variant == "v2"
+    first.flush()
     with pytest.warns(CacheWarning, match="another process stored v2 for g at \\[4\\] first"):
         waiting.close()
-    assert [e.variant for e in first.entries()] == ["v2"]
+    assert [e.variant for e in first.entries()] == ["v2", "v0"]
     first.close()
 
 
