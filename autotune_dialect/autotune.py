@@ -27,9 +27,6 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
-    f64,
-    i1,
-    i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.irdl import (
@@ -46,6 +43,15 @@ from xdsl.utils.exceptions import VerifyException
 
 import autotune_dialect.interop as interop
 from autotune_contracts.policy import Policy
+from autotune_dialect.group_arguments import (
+    bool_argument,
+    float_argument,
+    integer_argument,
+    string_argument,
+    symbol_argument,
+    variants_argument,
+    workloads_argument,
+)
 from autotune_dialect.group_parameters import (
     PARAMETERS,
     GroupAttributeError,
@@ -124,35 +130,29 @@ class GroupOp(IRDLOperation):
         workloads: Sequence[Sequence[int]] | None = None,
         warm_start: bool | None = None,
     ):
-        def sym(name: str | None) -> SymbolRefAttr | None:
-            return None if name is None else SymbolRefAttr(name)
-
-        def integer(value: int | None) -> IntegerAttr | None:
-            return None if value is None else IntegerAttr(value, i64)
-
-        def real(value: float | None) -> FloatAttr | None:
-            return None if value is None else FloatAttr(value, f64)
-
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(sym_name),
-                "variants": ArrayAttr([SymbolRefAttr(v) for v in variants]),
-                "policy": None if policy is None else StringAttr(policy),
-                "choice": sym(choice),
-                "reference": sym(reference),
-                "expected": sym(expected),
-                "warmup": integer(warmup),
-                "min_samples": integer(min_samples),
-                "max_samples": integer(max_samples),
-                "confidence": real(confidence),
-                "tolerance": real(tolerance),
-                "tie_band": real(tie_band),
-                "workloads": None
-                if workloads is None
-                else ArrayAttr([ArrayAttr([IntegerAttr(w, i64) for w in s]) for s in workloads]),
-                "warm_start": None if warm_start is None else IntegerAttr(int(warm_start), i1),
-            }
-        )
+        """Raise `TypeError` or `ValueError`, naming the argument, for an argument of the
+        wrong Python type or an integer that i64 does not hold."""
+        given = {
+            "policy": (policy, string_argument),
+            "choice": (choice, symbol_argument),
+            "reference": (reference, symbol_argument),
+            "expected": (expected, symbol_argument),
+            "warmup": (warmup, integer_argument),
+            "min_samples": (min_samples, integer_argument),
+            "max_samples": (max_samples, integer_argument),
+            "confidence": (confidence, float_argument),
+            "tolerance": (tolerance, float_argument),
+            "tie_band": (tie_band, float_argument),
+            "warm_start": (warm_start, bool_argument),
+        }
+        properties: dict[str, Attribute | None] = {
+            "sym_name": string_argument("sym_name", sym_name),
+            "variants": variants_argument(variants),
+        }
+        for key, (value, convert) in given.items():
+            properties[key] = None if value is None else convert(key, value)
+        properties["workloads"] = None if workloads is None else workloads_argument(workloads)
+        super().__init__(properties=properties)
 
     # --- accessors -------------------------------------------------------------------
 
@@ -226,6 +226,7 @@ class GroupOp(IRDLOperation):
                 f"module, not {where}"
             )
         self._verify_top_level(parent)  # type: ignore[arg-type]
+        self._verify_runtime_name(parent)  # type: ignore[arg-type]
         siblings = self.siblings()
         if self.group_name in siblings:
             other = siblings[self.group_name]
@@ -269,6 +270,21 @@ class GroupOp(IRDLOperation):
             f"cannot be inside a nested module{which}: iree-compile builds the top-level "
             "module's code only; place the group, its variants and their uses there"
         )
+
+    def _verify_runtime_name(self, container: Operation) -> None:
+        """The runtime and the tuning cache name a group `executable::group`
+        (`interface.qualified_group_name`) and split that name at its first `::`: neither
+        part may hold one, or a function group `lib::f` would read as group `f` of `lib`."""
+        names = [("group", self.group_name)]
+        if interop.is_executable(container):
+            names.append((op_name(container), symbol_name(container) or ""))
+        for what, name in names:
+            if "::" in name:
+                raise VerifyException(
+                    f'{what} name "{name}" must not contain "::", which separates an '
+                    "executable's name from its group's in the names the runtime and the "
+                    "tuning cache use (executable::group)"
+                )
 
     def _verify_variants_agree(self, variants: list[Operation]) -> None:
         first = variants[0]
@@ -460,9 +476,12 @@ class GroupOp(IRDLOperation):
     # --- syntax ---------------------------------------------------------------------
 
     @classmethod
-    def from_attributes(cls, attributes: Mapping[str, Attribute]) -> GroupOp:
+    def from_attributes(
+        cls, attributes: Mapping[str, Attribute], written: str | None = None
+    ) -> GroupOp:
         """A group from its attributes as MLIR's generic form holds them (`sym_name`,
-        `variants` and the parameters); `ValueError` names what is wrong."""
+        `variants` and the parameters; `written`: the group's text, when known, from its
+        start); `ValueError` names what is wrong."""
         name = attributes.get("sym_name")
         if not isinstance(name, StringAttr):
             raise GroupAttributeError("requires a 'sym_name' string (the group's name)", "sym_name")
@@ -476,7 +495,8 @@ class GroupOp(IRDLOperation):
         params = {k: v for k, v in attributes.items() if k not in ("sym_name", "variants")}
         op = cls(name.data, [])
         op.properties["variants"] = variants
-        op.properties.update(read_parameters(params, cls.get_irdl_definition().properties))
+        definitions = cls.get_irdl_definition().properties
+        op.properties.update(read_parameters(params, definitions, written))
         return op
 
     @classmethod
@@ -487,9 +507,12 @@ class GroupOp(IRDLOperation):
         pos = parser.pos
         variants = parser.parse_attribute()
         parser.parse_punctuation(")")
+        params_at = parser.pos
         params = parser.parse_optional_attr_dict()
+        written = parser.lexer.input.content[params_at : parser.pos]
         try:
-            return cls.from_attributes({"sym_name": name, "variants": variants, **params})
+            attributes = {"sym_name": name, "variants": variants, **params}
+            return cls.from_attributes(attributes, written)
         except ValueError as err:
             parser.raise_error(str(err), pos)
 

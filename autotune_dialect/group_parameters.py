@@ -14,11 +14,22 @@ property's constraint (`PolicyName`), which xDSL checks with the group's other p
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    f64,
+    i1,
+    i64,
+)
 from xdsl.ir import Attribute
 from xdsl.irdl import AttrConstraint, BaseAttr, PropertyDef, VerificationContext
 from xdsl.irdl.constraints import IntConstraint
@@ -87,15 +98,20 @@ _DESCRIBE: dict[str, str] = {
 
 
 def read_parameters(
-    given: Mapping[str, Attribute], definitions: Mapping[str, PropertyDef]
+    given: Mapping[str, Attribute],
+    definitions: Mapping[str, PropertyDef],
+    written: str | None = None,
 ) -> dict[str, Attribute]:
     """A group's parameters as its properties hold them, from its attributes as MLIR's
-    generic form holds them (`definitions`: the group's property definitions). A float
-    parameter written as an untyped integer (`10`) is that number."""
+    generic form holds them (`definitions`: the group's property definitions; `written`:
+    the group's text, when known, from its start). A float parameter written as an
+    untyped integer (`10`) is that number."""
     params = dict(given)
     for key, value in given.items():
         if key not in PARAMETERS:
             raise GroupAttributeError(unknown_attribute(key), key)
+        if key in (*_INT_PARAMS, *_FLOAT_PARAMS) and isinstance(value, IntegerAttr):
+            _check_integer(key, value, written)
         if key in _FLOAT_PARAMS and isinstance(value, IntegerAttr):
             if value.type != i64:  # typed, so meant as an integer (`1 : i32`)
                 raise GroupAttributeError(
@@ -111,6 +127,42 @@ def read_parameters(
         if not constraint.verifies(value):
             raise GroupAttributeError(f"group attribute '{key}' expects {_DESCRIBE[key]}", key)
     return params
+
+
+def _written_integer(key: str, written: str | None) -> tuple[str, int] | None:
+    """The integer literal written for `key` in `written` (as written, and its value)."""
+    if written is None:
+        return None
+    match = re.search(rf"\b{re.escape(key)}\s*=\s*(-?\s*(?:0x[0-9a-fA-F]+|[0-9]+))", written)
+    if match is None:
+        return None
+    literal = match.group(1)
+    return literal, int(literal.replace(" ", ""), 0)
+
+
+def _check_integer(key: str, value: IntegerAttr, written: str | None) -> None:
+    """A boolean is no number, and an integer literal whose type does not hold it is out
+    of range: MLIR reads `true` as an i1 and `9223372036854775808` as the i64 of the same
+    bits, -9223372036854775808 (which would be reported as below the minimum)."""
+    if value.type == i1:
+        said = "true" if value.value.data else "false"
+        raise GroupAttributeError(
+            f"group attribute '{key}' expects {_DESCRIBE[key]}, not a boolean ({said})", key
+        )
+    found = _written_integer(key, written)
+    if found is None or found[1] == value.value.data:
+        return
+    literal, number = found
+    type_ = value.type
+    assert isinstance(type_, IntegerType)
+    width = type_.width.data
+    unsigned = type_.signedness.data == Signedness.UNSIGNED
+    low, high = (0, 2**width - 1) if unsigned else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
+    if not low <= number <= high:
+        raise GroupAttributeError(
+            f"group attribute '{key}' is {literal}, out of range for {type_} ({low} to {high})",
+            key,
+        )
 
 
 def verify_parameters(

@@ -274,7 +274,12 @@ class Importer:
             if op.operands or op.results or op.regions or op.successors:
                 raise self.error(op, f"'{name}' op takes no operands, results or regions")
             try:
-                converted: Operation = GroupOp.from_attributes(attributes)
+                negative = (
+                    a.value.data < 0 for a in attributes.values() if isinstance(a, IntegerAttr)
+                )
+                # A negative integer may be a literal that its type wraps: read it as written.
+                written = self.text_from(self.source_location(op)) if any(negative) else None
+                converted: Operation = GroupOp.from_attributes(attributes, written)
             except GroupAttributeError as err:
                 report = self.error(op, f"'{name}' op {err}")
                 report.location = self.locate_key(report.location, err.key)
@@ -508,14 +513,25 @@ class Importer:
             self.blocks[block] = converted
         return converted
 
-    def locate_key(self, at: SourceLocation | None, key: str) -> SourceLocation | None:
-        """Where `key` is written in the op at `at` (its value, for `variants`)."""
+    def offset_of(self, at: SourceLocation | None) -> int | None:
+        """The offset of `at` in the source text (None: elsewhere, or unknown)."""
         if at is None or self.source is None or at.filename != self.filename:
-            return at
+            return None
         lines = self.source.split("\n")
         if not 1 <= at.line <= len(lines):
+            return None
+        return sum(len(line) + 1 for line in lines[: at.line - 1]) + at.column - 1
+
+    def text_from(self, at: SourceLocation | None) -> str | None:
+        """The source text of the op at `at`, with what follows it (up to 4096 characters)."""
+        start = self.offset_of(at)
+        return None if start is None else self.source[start : start + 4096]  # type: ignore[index]
+
+    def locate_key(self, at: SourceLocation | None, key: str) -> SourceLocation | None:
+        """Where `key` is written in the op at `at` (its value, for `variants`)."""
+        start = self.offset_of(at)
+        if start is None or self.source is None:
             return at
-        start = sum(len(line) + 1 for line in lines[: at.line - 1]) + at.column - 1
         match = re.compile(rf"\b{re.escape(key)}\s*([=(])\s*").search(
             self.source, start, start + 4096
         )
@@ -524,11 +540,14 @@ class Importer:
         offset = match.end() if match.group(1) == "(" else match.start()
         return SourceLocation.from_offset(self.filename, self.source, offset)
 
-    def error(self, op: ir.Operation, message: str) -> DiagnosticError:
+    def source_location(self, op: ir.Operation) -> SourceLocation | None:
         where = mlir_location(op.location)
         if where is not None and where.filename == STDIN_NAME:
             where = SourceLocation(self.filename, where.line, where.column)
-        return DiagnosticError(message, where, self.source)
+        return where
+
+    def error(self, op: ir.Operation, message: str) -> DiagnosticError:
+        return DiagnosticError(message, self.source_location(op), self.source)
 
 
 @functools.lru_cache(maxsize=1024)

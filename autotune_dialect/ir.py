@@ -106,6 +106,8 @@ def verify_module(
         for op in module.walk():
             if isinstance(op, GroupOp):
                 _checked(op, lambda o: o.verify(verify_nested_ops=False), source)
+            elif isinstance(op, UnregisteredOp) and op_name(op).startswith("autotune."):
+                raise op_error(op, _unregistered_autotune_op(op_name(op)), source)
         for op in module.walk():
             if isinstance(op, GroupOp):
                 continue
@@ -121,6 +123,19 @@ def verify_module(
                 _checked(
                     op, lambda o: (o.verify(verify_nested_ops=False), check_references(o)), source
                 )
+
+
+def _unregistered_autotune_op(name: str) -> str:
+    """What is wrong with an unregistered op of the `autotune` dialect (built as
+    `UnregisteredOp`, or read by a context without the dialect): the lowering would not
+    see it as a group, and IREE would meet its uses as calls of nothing."""
+    if name == GroupOp.name:
+        return (
+            "is an unregistered op, not the autotune dialect's group; build it with "
+            "autotune_dialect.GroupOp, or read the text with a context that has the "
+            "autotune dialect (autotune_dialect.ir.make_context)"
+        )
+    return f"is not an op of the autotune dialect, whose one op is '{GroupOp.name}'"
 
 
 def check_unique_symbols(module: Operation, source: str | None = None) -> None:
