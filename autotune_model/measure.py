@@ -5,6 +5,7 @@ noisy; a ratio measured side by side is what holds)."""
 from __future__ import annotations
 
 import functools
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -180,9 +181,7 @@ def function_inputs(
     for index, arg in enumerate(args):
         type_ = imported.get(arg)
         if type_ is None:
-            raise function.error(
-                f"argument {index} of @{name} is not a tensor; it cannot be tuned", source
-            )
+            raise function.error(_not_imported(function, index), source)
         declared = list(type_.get_shape())
         element = interop.mlir_text(type_.get_element_type())
         dtype = numpy_dtype(type_.get_element_type())
@@ -217,6 +216,25 @@ def function_inputs(
                 )
         operands.append(Operand(shape, dtype))
     return operands
+
+
+def _not_imported(function: ModelFunction, index: int) -> str:
+    """Why argument `index` of a model function reaches no tensor at the flow phase: the
+    function returns nothing (IREE dropped its body), the argument has a zero-size
+    dimension (nothing is computed with it), or it is no tensor."""
+    declared = interop.attribute(function.entry, "iree.reflection")
+    text = interop.mlir_text(declared) if declared is not None else ""
+    match = re.search(r"@[\w.$-]+\((.*?)\)\s*->\s*\((.*?)\)", text)
+    name = function.name
+    if match is not None and not match.group(2).strip():
+        return f"@{name} returns no value: there is nothing to compare or time"
+    types = re.findall(r"%input\d+: (tensor<[^>]*>)", match.group(1)) if match else []
+    if index < len(types) and re.search(r"[<x]0x", types[index]):
+        return (
+            f"argument {index} of @{name} has a zero-size dimension ({types[index]}): "
+            "there is nothing to time"
+        )
+    return f"argument {index} of @{name} is not a tensor; it cannot be tuned"
 
 
 def check_model(

@@ -81,3 +81,25 @@ def test_a_tuning_warning_is_one_line(capsys):
         warnings.warn("not ours", UserWarning, stacklevel=1)
     assert capsys.readouterr().err == "warning: variant v2 of tagged::add disagrees\n"
     assert [str(a[0]) for a in shown] == ["not ours"]
+
+
+def test_a_model_returning_nothing_or_of_an_empty_tensor_is_named_so(tmp_path):
+    returns_nothing = tmp_path / "none.mlir"
+    returns_nothing.write_text("func.func @f(%a: tensor<8x64xf32>) {\n  return\n}\n")
+    empty = tmp_path / "empty.mlir"
+    empty.write_text(
+        DYNAMIC_MATMUL.replace("@mm(%a: tensor<?x?xf32>", "@mm(%a: tensor<0x64xf32>")
+        .replace("tensor.dim %a, %c0 : tensor<?x?xf32>", "tensor.dim %a, %c0 : tensor<0x64xf32>")
+        .replace("ins(%a, %b : tensor<?x?xf32>", "ins(%a, %b : tensor<0x64xf32>")
+    )
+    out = tmp_path / "out.vmfb"
+    first = cli("tune-model", returns_nothing, "-o", out).stderr.splitlines()[0]
+    assert first == (
+        f"{returns_nothing}:1:1: error: @f returns no value: there is nothing to compare or time"
+    )
+    result = cli("tune-model", empty, "-o", out, "--input", "0x64xf32", "--input", "64x8xf32")
+    assert result.stderr.splitlines()[0] == (
+        f"{empty}:1:1: error: argument 0 of @mm has a zero-size dimension "
+        "(tensor<0x64xf32>): there is nothing to time"
+    )
+    assert not out.exists()
