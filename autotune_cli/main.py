@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _show_tuning_report(path: str, plot: str | None) -> int:
-    from autotune_model.report import show_report  # loads on use
+    from autotune_model.report_view import show_report  # loads on use
 
     return show_report(path, plot)
 

@@ -238,6 +238,7 @@ def _tunables(
     report: TuneReport,
 ) -> list[Tunable]:
     found: dict[str, Tunable] = {}
+    per_call = Counter(export_name(d) for d in function.dispatches())
     for dispatch in function.dispatches():
         export = export_name(dispatch)
         if export in found or export in report.skipped:
@@ -275,6 +276,7 @@ def _tunables(
         workload = [values[w] for w in dispatch.workload]
         group = f"{dispatch.entry_point.root_reference.data}::{export}__tuned"
         found[export] = Tunable(export, group, config, bench, workload, generated)
+        found[export].result.per_call = per_call[export]
     return list(found.values())
 
 
@@ -509,9 +511,8 @@ def _tune(
     vmfb, lowered = build_tuned(flow, filename, function_name, grouped, options, policy, base_flags)
     lap("build")
     if benchmarked and options.time_model and options.dispatch_gains and grouped:
-        per_call = Counter(export_name(d) for d in function.dispatches())
         slower = _measure_gains(
-            flow, filename, function, grouped, options, base_flags, inputs, report, per_call
+            flow, filename, function, grouped, options, base_flags, inputs, report
         )
         lap("gains in the model")
         if slower:
@@ -652,11 +653,9 @@ def _measure_gains(
     base_flags: Sequence[str],
     inputs: Sequence,
     report: TuneReport,
-    per_call: Counter[str],
 ) -> list[Tunable]:
     """Each dispatch tuned in this run: its gain in the model (`gains`), measured on the
-    model built with its groups `explicit` (the tuning cache's decisions left out);
-    `per_call`: how many times the model function dispatches each export. Returns those
+    model built with its groups `explicit` (the tuning cache's decisions left out). Returns those
     whose winner the model ran slower than IREE's own, by more than the noise."""
     measured = [t for t in grouped if not t.frozen and t.winner != DEFAULT.name]
     if not measured:
@@ -668,7 +667,7 @@ def _measure_gains(
             t.export,
             t.result.default_ns or 0.0,
             t.result.best.median_ns if t.result.best and t.result.best.median_ns else 0.0,
-            max(1, per_call[t.export]),
+            max(1, t.result.per_call),
             sum(o.nbytes for o in t.bench.operands),
         )
         for t in measured

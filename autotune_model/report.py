@@ -1,6 +1,6 @@
 """What tuning a model found: per dispatch, each candidate's fate and time; for the model,
-its end-to-end time against the stock build; the wall time spent. Written as JSON next to
-the tuned module, shown as a table (`rich`) and as a bar chart (`matplotlib`)."""
+its end-to-end time against the stock build; the wall time spent; and its summary lines.
+Written as JSON next to the tuned module; shown by `report_view`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,6 @@ import json
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
 
 from autotune_model.steadiness import UNSTEADY_HELD_UP, UNSTEADY_SPREAD, MachineLoad
 
@@ -83,6 +79,7 @@ class DispatchResult:
     candidates: list[CandidateResult] = field(default_factory=list)
     frozen: list[FrozenChoice] = field(default_factory=list)  # `static`: what runs
     model_gain: ModelGain | None = None  # measured in the model (None: not measured)
+    per_call: int = 1  # how many times a call of the model runs it
 
     @property
     def default_ns(self) -> float | None:
@@ -258,6 +255,7 @@ class TuneReport:
                     [CandidateResult(**c) for c in d["candidates"]],
                     [FrozenChoice(**f) for f in d.get("frozen", [])],
                     ModelGain(**d["model_gain"]) if d.get("model_gain") else None,
+                    int(d.get("per_call", 1)),
                 )
                 for d in data["dispatches"]
             ]
@@ -310,77 +308,8 @@ def _base_build(data: dict) -> BaseBuild:
     return base
 
 
-def _us(ns: float | None) -> str:
+def format_us(ns: float | None) -> str:
     return "-" if ns is None or not math.isfinite(ns) else f"{ns / 1000:.1f}"
-
-
-def _shown(d: DispatchResult) -> tuple[CandidateResult | None, str]:
-    """The variant a row shows and its name: what a frozen module runs (and where the
-    choice came from), else the fastest variant of the group."""
-    if not d.frozen:
-        best = d.best
-        return best, best.name if best else "-"
-    sources = sorted({f.source for f in d.frozen})
-    named = {c.name: c for c in d.candidates}
-    only = named.get(d.frozen[0].variant) if len(d.frozen) == 1 else None
-    return only, ", ".join(map(str, d.frozen)) + f" ({', '.join(sources)})"
-
-
-def _row(d: DispatchResult) -> tuple[str, ...]:
-    shown, name = _shown(d)
-    time = shown.median_ns if shown else None
-    speedup = d.default_ns / time if d.default_ns and time else None
-    return (
-        d.export,
-        d.root_op,
-        ", ".join(d.operands),
-        _us(d.default_ns),
-        _us(time),
-        name,
-        f"{speedup:.2f}x" if speedup else "-",
-        "from the cache" if _from_cache(d) else f"{len(d.candidates)}/{d.failed}/{len(d.kept)}",
-    )
-
-
-def _from_cache(d: DispatchResult) -> bool:
-    """Whether the tuning cache decided the dispatch (which was then not tuned)."""
-    return bool(d.frozen) and all(f.source == CACHE for f in d.frozen)
-
-
-def _chosen(report: TuneReport) -> str:
-    return "frozen" if any(d.frozen for d in report.dispatches) else "best"
-
-
-def dispatch_table(report: TuneReport) -> Table:
-    """One row per tuned dispatch: shape, default and best time, speedup, candidates; for
-    a frozen module, what it runs (`frozen`) in place of the best. Names are never cut."""
-    table = Table(title=f"tune-model {report.model} ({report.target}, policy {report.policy})")
-    chosen = _chosen(report)
-    for column in ("dispatch", "root op", "operands"):
-        table.add_column(column, overflow="fold")
-    for column in ("default us", f"{chosen} us"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column(chosen, overflow="fold")
-    table.add_column("speedup", justify="right", no_wrap=True)
-    table.add_column("tried/failed/kept", justify="right", no_wrap=True)
-    for d in report.dispatches:
-        table.add_row(*_row(d))
-    return table
-
-
-def dispatch_lines(report: TuneReport) -> list[str]:
-    """The table's rows as lines, for a terminal too narrow for the table: two lines per
-    dispatch, its whole name first."""
-    chosen = _chosen(report)
-    lines = [f"tune-model {report.model} ({report.target}, policy {report.policy})"]
-    for d in report.dispatches:
-        export, root, operands, default, time, name, speedup, counts = _row(d)
-        lines.append(f"{export} ({root}: {operands})")
-        lines.append(
-            f"  default {default} us, {chosen} {name} {time} us, speedup {speedup}, "
-            f"tried/failed/kept {counts}"
-        )
-    return lines
 
 
 def _end_to_end(report: TuneReport) -> list[str]:
@@ -392,15 +321,15 @@ def _end_to_end(report: TuneReport) -> list[str]:
     if not any(d.kept for d in report.dispatches):
         return [
             head + f"no variant was kept, so the module is the {stock} build "
-            f"({stock} {_us(t.stock_ns)} us, this build {_us(t.tuned_ns)} us: the difference "
-            "is noise)",
+            f"({stock} {format_us(t.stock_ns)} us, this build {format_us(t.tuned_ns)} us: the "
+            "difference is noise)",
             *_steadiness(t),
         ]
     interval = (
         f", 95% interval {t.interval[0]:.3f}-{t.interval[1]:.3f}" if t.interval is not None else ""
     )
     lines = [
-        head + f"{stock} {_us(t.stock_ns)} us, tuned {_us(t.tuned_ns)} us, "
+        head + f"{stock} {format_us(t.stock_ns)} us, tuned {format_us(t.tuned_ns)} us, "
         f"tuned/{stock} {t.ratio:.3f} ({1 / t.ratio:.2f}x{interval})"
     ]
     if t.settle_calls is not None:
@@ -504,18 +433,80 @@ def _model_gains(report: TuneReport) -> list[str]:
     noise = math.sqrt(sum(d.model_gain.noise_ns**2 for d in measured))  # type: ignore[union-attr]
     lines = [
         f"in the model: {len(measured)} tuned dispatch{'' if len(measured) == 1 else 'es'} "
-        f"promised {_us(promised)} us per call alone and gained {_us(gained)} us (noise "
-        f"+-{_us(noise)} us)"
+        f"promised {format_us(promised)} us per call alone and gained {format_us(gained)} us "
+        f"(noise +-{format_us(noise)} us)"
     ]
     for d in measured:
         lines.append(f"  {d.export}: {d.model_gain.why}")  # type: ignore[union-attr]
     return lines
 
 
+SHOWN_FIRST = 5
+"""How many of the dispatches that hold most of the model's time the summary names first."""
+
+
+def where_the_time_is(report: TuneReport) -> list[str]:
+    """The dispatches tuned that hold most of the model's time (their time alone with
+    IREE's own configuration, times how often a call runs them, against the build's time
+    per call where the model was timed), and what tuning did to each."""
+    timed = [d for d in report.dispatches if d.default_ns]
+    if not timed:
+        return []
+    share = {d.export: d.default_ns * d.per_call for d in timed}  # type: ignore[operator]
+    total = sum(share.values())
+    whole = report.timing.stock_ns if report.timing is not None else total
+    ranked = sorted(timed, key=lambda d: -share[d.export])
+    of_model = ""
+    if report.timing is not None:
+        of_model = (
+            f", {100 * total / whole:.0f}% of the {report.base.label} build's time per call "
+            f"({format_us(whole)} us)"
+        )
+    lines = [
+        f"where the time is: the {len(timed)} tuned dispatch{'' if len(timed) == 1 else 'es'} "
+        f"take {format_us(total)} us per call alone{of_model}; the largest:"
+    ]
+    for d in ranked[:SHOWN_FIRST]:
+        times = f", {d.per_call} times per call" if d.per_call > 1 else ""
+        lines.append(
+            f"  {d.export} ({d.root_op}{times}): {100 * share[d.export] / whole:.0f}%, "
+            f"{format_us(d.default_ns)} us each; {_what_tuning_did(d)}"
+        )
+    if report.skipped:
+        lines.append(
+            f"  and {len(report.skipped)} dispatch{'' if len(report.skipped) == 1 else 'es'} not "
+            "tuned (their time is not measured alone; why: the 'not tuned' lines)"
+        )
+    return lines
+
+
+def _what_tuning_did(d: DispatchResult) -> str:
+    """What became of a dispatch: the variant it runs and how much faster alone, or why
+    none was kept."""
+    if d.frozen and all(f.source == CACHE for f in d.frozen):
+        return "as the tuning cache decided"
+    best = d.best
+    if d.kept and best is not None and best.median_ns and d.default_ns:
+        gained = ""
+        if d.model_gain is not None:
+            gained = f", {format_us(d.model_gain.gained_ns)} us per call in the model"
+        return f"runs {best.name}, {d.default_ns / best.median_ns:.2f}x faster alone{gained}"
+    tried = [c for c in d.candidates if c.fate != REFERENCE and c.fate not in FAILED]
+    fastest = min((c for c in tried if c.median_ns), key=lambda c: c.median_ns or 0.0, default=None)
+    if fastest is None or not fastest.median_ns or not d.default_ns:
+        return f"IREE's own: no candidate ran ({d.failed} of {len(d.candidates) - 1} failed)"
+    why = fastest.detail or fastest.fate
+    return (
+        f"IREE's own: the fastest candidate, {fastest.name}, ran "
+        f"{d.default_ns / fastest.median_ns:.2f}x alone ({why})"
+    )
+
+
 def summary_lines(report: TuneReport) -> list[str]:
-    """The model's end-to-end result, what was frozen, the time spent, and what was
-    dropped or skipped."""
-    lines = _base(report) + _end_to_end(report) + _model_gains(report) + _frozen(report)
+    """Where the model's time is, its end-to-end result, what was frozen, the time spent,
+    and what was dropped or skipped."""
+    lines = where_the_time_is(report) + _base(report) + _end_to_end(report)
+    lines += _model_gains(report) + _frozen(report)
     if report.machine is not None:
         lines.append(report.machine.words())
     spent = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in report.seconds.items())
@@ -537,79 +528,3 @@ def summary_lines(report: TuneReport) -> list[str]:
     for export, why in report.skipped.items():
         lines.append(f"not tuned {export}: {why}")
     return lines + report.notes
-
-
-def write_plot(report: TuneReport, path: str | Path) -> None:
-    """A bar chart: default and best time of every dispatch, and the model end to end."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [
-        (d.export, d.default_ns, d.best.median_ns if d.best else None) for d in report.dispatches
-    ]
-    if report.timing is not None:
-        rows.append(
-            (
-                f"@{report.timing.function} (end to end)",
-                report.timing.stock_ns,
-                report.timing.tuned_ns,
-            )
-        )
-    figure, axes = plt.subplots(figsize=(8, 0.5 * len(rows) + 1.5))
-    names = [r[0] for r in rows]
-    ys = range(len(rows))
-    default = [(r[1] or 0) / 1000 for r in rows]
-    best = [(r[2] or 0) / 1000 for r in rows]
-    axes.barh([y + 0.2 for y in ys], default, height=0.4, label="default / stock")
-    axes.barh([y - 0.2 for y in ys], best, height=0.4, label="tuned")
-    axes.set_yticks(list(ys), names, fontsize=7)
-    axes.invert_yaxis()
-    axes.set_xlabel("median time (us)")
-    axes.set_title(f"tune-model {report.model} ({report.target})")
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
-
-
-WIDEST = 10_000
-"""The most characters a line of the table takes on a stream that is not a terminal."""
-
-
-def print_report(report: TuneReport, console: Console | None = None) -> None:
-    """The table and the summary lines on standard output (or `console`)."""
-    console = console or Console(highlight=False)
-    table = dispatch_table(report)
-    width = console.measure(table, options=console.options.update(max_width=WIDEST)).maximum
-    if not console.is_terminal:  # a file or a pipe: one line per row, however long
-        console.width = max(console.width, width)
-    if report.dispatches and width > console.width:
-        for line in dispatch_lines(report):
-            console.print(line, markup=False)
-    elif report.dispatches:
-        console.print(table)
-    else:
-        console.print("no dispatch was tuned")
-    for line in summary_lines(report):
-        console.print(line, markup=False)
-
-
-def show_report(path: str, plot: str | None) -> int:
-    """`iree-autotune report TUNED.tune.json [--plot FILE.png]`: a saved report."""
-    from autotune_contracts.errors import DiagnosticError
-    from autotune_contracts.files import read_source
-
-    try:
-        report = TuneReport.from_json(read_source(path))
-    except ValueError as err:
-        raise DiagnosticError(f"{path}: {err}") from None
-    print_report(report)
-    if plot:
-        try:
-            write_plot(report, plot)
-        except OSError as err:
-            raise DiagnosticError(f"cannot write {plot}: {err.strerror or err}") from None
-        print(f"plot written to {plot}")
-    return 0

@@ -27,8 +27,8 @@ from autotune_model.report import (
     TUNING,
     FrozenChoice,
     TuneReport,
-    print_report,
 )
+from autotune_model.report_view import print_report
 from autotune_runtime.session import load
 
 

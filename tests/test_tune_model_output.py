@@ -25,9 +25,9 @@ from autotune_model.report import (
     DispatchResult,
     ModelTiming,
     TuneReport,
-    print_report,
     summary_lines,
 )
+from autotune_model.report_view import print_report
 from autotune_runtime.progress import TerminalProgress
 from lowering.driver import compile
 
