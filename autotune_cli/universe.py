@@ -1,5 +1,6 @@
-"""Plug-in for the stock `xdsl-opt`: the project's dialects and passes, and the target
-`-t iree`, which prints a module as IREE does (IREE verifies it)."""
+"""Plug-in for the stock `xdsl-opt`: the project's dialects and passes, the target
+`-t iree`, which prints a module as IREE does (IREE verifies it), and errors of the input
+printed as diagnostics, without a traceback (`xdsl_errors`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from xdsl.ir import Attribute
 from xdsl.universe import Universe
 from xdsl.utils.target import Target
 
+from autotune_cli.xdsl_errors import report_xdsl_opt_errors
 from autotune_dialect.bridge import resources_section
 from autotune_dialect.ir import print_module, project_dialects
 from lowering import project_passes
@@ -75,3 +77,5 @@ UNIVERSE = Universe(
     all_passes=project_passes(),
     all_targets={IREETarget.name: lambda: IREETarget},
 )
+
+report_xdsl_opt_errors()

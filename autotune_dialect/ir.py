@@ -166,7 +166,8 @@ _CHECKED_IREE_OPS = frozenset({"func.call", "flow.executable.export", "hal.execu
 def check_references(op: Operation) -> None:
     """What IREE cannot check about a dispatch or call of a group, and what crashes
     `iree-compile` instead of being reported: a dispatch of an export that its executable
-    lacks, an export whose kernel function its executable lacks."""
+    lacks, an export whose kernel function its executable lacks; and a call of nothing,
+    in a module that IREE has not read (built in xDSL, or read by `xdsl-opt`)."""
     name = op_name(op)
     if name in ("flow.executable.export", "hal.executable.export"):
         check_kernel_function(op)
@@ -194,6 +195,8 @@ def check_references(op: Operation) -> None:
         callee = attribute(op, "callee")
         if isinstance(callee, SymbolRefAttr):
             target = lookup_symbol(op, callee)
+            if target is None:  # IREE's reader says so; a module built in xDSL is not read
+                raise VerifyException(f"undefined callee {callee}")
             if isinstance(target, GroupOp):
                 target.verify_call(op)
 

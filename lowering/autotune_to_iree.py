@@ -195,8 +195,8 @@ class AutotuneToIREEPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Lower `op`. A bad option or input is xDSL's `PassFailedException` holding the
-        located message: `xdsl-opt` prints it alone with `--verify-diagnostics`, and after
-        a Python traceback without (docs/interop.md)."""
+        located message, which `xdsl-opt` with the project's plug-in prints as a diagnostic,
+        without a traceback (docs/interop.md)."""
         try:
             lower_module(op, self.policy, self.cache, self.base_dir)
         except DiagnosticError as err:
