@@ -12,6 +12,7 @@ from conftest import DATA
 
 from autotune_model import TuneOptions
 from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
+from autotune_model.report import TuneReport, summary_lines, where_the_time_is
 from autotune_runtime.session import load
 
 SRC = DATA / "flow" / "src"
@@ -143,3 +144,8 @@ def conv1d_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     width = x.shape[2] - w.shape[2] + 1
     windows = np.stack([x[0, :, k : k + width] for k in range(w.shape[2])], axis=-1)
     return np.einsum("cik,fck->fi", windows, w)[None]
+
+
+def after_where_the_time_is(report: TuneReport) -> list[str]:
+    """A report's summary lines after its first ones, where the model's time is."""
+    return summary_lines(report)[len(where_the_time_is(report)) :]

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from conftest import DATA
-from small_models import assert_computes_the_mlp, fake_benchmark
+from small_models import after_where_the_time_is, assert_computes_the_mlp, fake_benchmark
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_model import TuneOptions, tune_model
@@ -298,7 +298,7 @@ def test_a_model_tuned_with_data_tiling_tunes_its_mmt4d_dispatches_and_computes_
     packing = [d for d in report.dispatches if d.root_op in PACKING_OPS]
     assert len(packing) >= 3 and all(len(d.candidates) >= 2 for d in packing), report.skipped
     assert not [why for why in report.skipped.values() if why.startswith("packing")]
-    assert summary_lines(report)[0] == (
+    assert after_where_the_time_is(report)[0] == (
         "build options: data-tiling (--iree-global-opt-data-tiling "
         "--iree-global-opt-enable-early-materialization)"
     )
@@ -439,7 +439,7 @@ def test_the_device_thread_count_is_taken_where_the_model_runs_faster_told_it(mo
     assert count is not None and count >= 1 and len(timed) == 1 and timed[0][0] != timed[0][1]
     assert (base.name, base.threads, base.threads_tried) == (STOCK, count, count)
     assert base.flags == [f"{THREADS_FLAG}={count}"] and base.label == f"stock ({count} threads)"
-    lines = summary_lines(tuned.report)
+    lines = after_where_the_time_is(tuned.report)
     assert lines[0] == f"build options: stock ({THREADS_FLAG}={count})"
     assert lines[1] == (
         f"code generation told {count} threads (the device's): 0.900x the time not told "
@@ -454,7 +454,7 @@ def test_the_device_thread_count_is_left_where_one_load_ran_slower_told_it(monke
     base = tuned.report.base
     assert len(timed) == 1 and base.threads is None and base.flags == []
     assert base.threads_tried == device_threads("local-task") and base.label == STOCK
-    assert summary_lines(tuned.report)[1].endswith(
+    assert after_where_the_time_is(tuned.report)[1].endswith(
         "(median of 3 fresh loads: 0.900, 1.010, 0.950); not taken"
     )
     assert_computes_the_mlp(tuned.vmfb)

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 from conftest import DATA
 from rich.console import Console
+from small_models import after_where_the_time_is
 
 import autotune_model.pipeline as pipeline
 from autotune_dialect.diagnostics import DiagnosticError
@@ -207,14 +208,14 @@ def test_a_model_with_no_variant_kept_is_said_to_be_the_stock_build():
     candidates = [CandidateResult("default", REFERENCE, 1000.0), CandidateResult("t8", SLOWER)]
     report.dispatches = [DispatchResult("d_matmul", "linalg.matmul", [4], ["4xf32"], candidates)]
     report.timing = ModelTiming("mlp", 100_000.0, 106_300.0, 50, settle_calls=0)
-    lines = summary_lines(report)
+    lines = after_where_the_time_is(report)
     assert lines[0] == (
         "end to end (@mlp, 50 calls each): no variant was kept, so the module is the stock "
         "build (stock 100.0 us, this build 106.3 us: the difference is noise)"
     )
     assert not any("tuned/stock" in line or "online tuning" in line for line in lines)
     candidates[1].fate = KEPT
-    assert summary_lines(report)[:2] == [
+    assert after_where_the_time_is(report)[:2] == [
         "end to end (@mlp, 50 calls each): stock 100.0 us, tuned 106.3 us, tuned/stock "
         "1.063 (0.94x)",
         "online tuning: every group settled after 0 calls",
