@@ -174,10 +174,6 @@ class GroupOp(IRDLOperation):
         attr = self.properties.get(key)
         return None if attr is None else attr.value.data  # type: ignore[union-attr]
 
-    def float_param(self, key: str) -> float | None:
-        attr = self.properties.get(key)
-        return None if attr is None else attr.value.data  # type: ignore[union-attr]
-
     def sample_workloads(self) -> list[list[int]]:
         if self.workloads is None:
             return []

@@ -70,48 +70,32 @@ def create_host_module(
     def now_ns(_self) -> int:
         return stamped.now()
 
-    def make_select(arity: int):
-        def select(_self, gid, *workload):
-            variant, committed, validate = tuner.select(int(gid), key(workload))
-            return variant, int(committed), int(validate)
+    # One handler per import kind: the workload's values come last (`*workload`), so the
+    # same handler serves every arity (`select_w0`, `select_w1`, ...).
+    def select(_self, gid, *workload):
+        variant, committed, validate = tuner.select(int(gid), key(workload))
+        return variant, int(committed), int(validate)
 
-        return select
+    def record(_self, gid, variant, elapsed_ns, *workload):
+        elapsed = int(elapsed_ns)
+        tuner.record(int(gid), int(variant), elapsed, key(workload), stamped.waited(elapsed))
 
-    def make_record(arity: int):
-        def record(_self, gid, variant, elapsed_ns, *workload):
-            elapsed = int(elapsed_ns)
-            tuner.record(int(gid), int(variant), elapsed, key(workload), stamped.waited(elapsed))
+    def decide(_self, gid, *workload):
+        return tuner.decide(int(gid), key(workload))
 
-        return record
+    def decided(_self, gid, *workload):
+        return tuner.decided(int(gid), key(workload))
 
-    def make_decide(arity: int):
-        def decide(_self, gid, *workload):
-            return tuner.decide(int(gid), key(workload))
+    def check(_self, gid, variant, index, *rest):
+        *workload, view = rest
+        if tuner.wants_output(int(gid), key(workload), int(variant), int(index)):
+            tuner.check(int(gid), key(workload), int(variant), int(index), host_array(view))
 
-        return decide
-
-    def make_decided(arity: int):
-        def decided(_self, gid, *workload):
-            return tuner.decided(int(gid), key(workload))
-
-        return decided
-
-    def make_check(arity: int):
-        def check(_self, gid, variant, index, *rest):
-            *workload, view = rest
-            if tuner.wants_output(int(gid), key(workload), int(variant), int(index)):
-                tuner.check(int(gid), key(workload), int(variant), int(index), host_array(view))
-
-        return check
-
-    def make_compare(arity: int):
-        def compare(_self, gid, variant, index, *rest):
-            *workload, got, want = rest
-            tuner.compare(
-                int(gid), key(workload), int(variant), int(index), host_array(got), host_array(want)
-            )
-
-        return compare
+    def compare(_self, gid, variant, index, *rest):
+        *workload, got, want = rest
+        tuner.compare(
+            int(gid), key(workload), int(variant), int(index), host_array(got), host_array(want)
+        )
 
     if tuner.groups:
         warm_up()
@@ -124,19 +108,18 @@ def create_host_module(
             self.iface = iface
 
     iface = rt.PyModuleInterface(interface.HOST_MODULE, _State)
-    makers = {
-        "select": make_select,
-        "record": make_record,
-        "decide": make_decide,
-        "decided": make_decided,
-        "check": make_check,
-        "compare": make_compare,
+    handlers = {
+        "select": select,
+        "record": record,
+        "decide": decide,
+        "decided": decided,
+        "check": check,
+        "compare": compare,
     }
     for signature in interface.all_imports():
         if signature.name == "now_ns":
             fn = now_ns
         else:
-            base, arity = signature.name.rsplit("_w", 1)
-            fn = makers[base](int(arity))
+            fn = handlers[signature.name.rsplit("_w", 1)[0]]
         iface.export(signature.name, signature.calling_convention, fn)
     return iface.create()

@@ -45,10 +45,6 @@ class Group:
     _entry_points: dict[str, ArrayAttr] = field(default_factory=dict, repr=False)
 
     @property
-    def is_export_group(self) -> bool:
-        return self.container_name is not None
-
-    @property
     def display_name(self) -> str:
         """`executable::group`, or `group` for a function group (the runtime's name)."""
         return interface.qualified_group_name(self.container_name, self.op.group_name)

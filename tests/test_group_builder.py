@@ -84,7 +84,8 @@ def test_numbers_of_the_right_kinds_are_taken():
     group = GroupOp("f", ["f1", "f2"], min_samples=3, max_samples=2**63 - 1, confidence=1)
     assert group.int_param("min_samples") == 3
     assert group.int_param("max_samples") == 2**63 - 1
-    assert group.float_param("confidence") == 1.0
+    assert group.confidence is not None and group.confidence.value.data == 1.0
+    assert isinstance(group.confidence.value.data, float)  # an int given, a float stored
 
 
 def test_a_group_name_holding_the_runtime_separator_is_refused_before_lowering():

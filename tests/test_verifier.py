@@ -265,8 +265,10 @@ def test_accessors_on_parsed_hal_group():
     assert group.int_param("warmup") == 0
     assert group.int_param("min_samples") == 3
     assert group.int_param("max_samples") == 20
-    assert group.float_param("confidence") == pytest.approx(0.95)
-    assert group.float_param("tolerance") == 0.0  # integer literal read as a number
+    assert group.confidence is not None and group.confidence.value.data == pytest.approx(0.95)
+    tolerance = group.tolerance  # an integer literal, read as a float
+    assert tolerance is not None and tolerance.value.data == 0.0
+    assert isinstance(tolerance.value.data, float)
     assert group.reference is not None and group.reference.root_reference.data == "add_64"
     resolved = group.resolve_variants()
     assert all(op_name(op) == "hal.executable.export" for op in resolved)
