@@ -12,7 +12,7 @@ import sys
 import tempfile
 import traceback
 
-from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.errors import INTERRUPTED, DiagnosticError
 from autotune_contracts.files import read_source, refuse_overwrite, write_atomically
 from autotune_contracts.policy import POLICIES, Policy
 from autotune_dialect.ir import parse_module, xdsl_text
@@ -168,7 +168,7 @@ def run_command(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except MemoryError:
         print("error: out of memory", file=sys.stderr)
         return 1

@@ -6,6 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+INTERRUPTED = 130
+"""The exit status of a command that SIGINT (Ctrl-C) ended, 128 + 2, as a shell's."""
+
 
 @dataclass(frozen=True)
 class SourceLocation:

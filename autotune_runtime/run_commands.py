@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from autotune_contracts import interface
-from autotune_contracts.errors import DiagnosticError
+from autotune_contracts.errors import INTERRUPTED, DiagnosticError
 from autotune_contracts.files import refuse_overwrite, write_atomically
 from autotune_contracts.policy import Policy
 from autotune_contracts.workloads import Key
@@ -350,10 +350,6 @@ def cmd_tune(args: argparse.Namespace) -> int:
     finally:
         module.close()
     return 0
-
-
-INTERRUPTED = 130
-"""The exit status of a command that SIGINT (Ctrl-C) ended, 128 + 2, as a shell's."""
 
 
 def tuned_here(module) -> list[tuple[int, Key]]:

@@ -312,3 +312,36 @@ def test_ctrl_c_during_run_stores_nothing_unfinished(slow_vmfb, tmp_path):
             err == f"error: interrupted; nothing was stored for {ONLINE_GROUP} [] (not finished)\n"
         )
         assert _stored(cache) == set()
+
+
+@pytest.mark.parametrize("loading", ["autotune_contracts.errors", "numpy", "xdsl"])
+def test_ctrl_c_while_the_command_is_still_loading_is_one_line_and_status_130(loading):
+    """SIGINT as the program imports what it needs (seen in `-X importtime`'s lines, which
+    name each module as its import ends): one line, exit 130, no traceback of an import."""
+    import os
+    import re
+    import signal
+    import subprocess
+
+    from conftest import IREE_AUTOTUNE
+
+    child = subprocess.Popen(
+        [IREE_AUTOTUNE, "--help"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert child.stderr is not None
+    seen = []
+    for line in child.stderr:
+        seen.append(line)
+        if re.search(rf"\|\s+{re.escape(loading)}$", line.rstrip()):
+            child.send_signal(signal.SIGINT)
+            break
+    else:
+        raise AssertionError(f"{loading} was never imported: {''.join(seen)[-2000:]}")
+    rest = child.stderr.read()
+    assert child.wait(timeout=60) == 130, rest
+    messages = [ln for ln in rest.splitlines() if not ln.startswith("import time:")]
+    assert messages == ["error: interrupted"]
