@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,7 +16,7 @@ from autotune_contracts import interface
 from autotune_contracts.policy import Policy
 from autotune_contracts.stop_rule import RULE_OPTIONS, StopRule
 from autotune_contracts.workloads import Key
-from autotune_runtime.cache import TuningCache
+from autotune_runtime.cache import ENV_VAR, TuningCache
 from autotune_runtime.devices import CACHING_ALLOCATOR, open_device
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
@@ -36,9 +37,25 @@ def open_cache(cache: CacheArg) -> TuningCache | None:
     return TuningCache(None if cache in (None, True) else cache)  # type: ignore[arg-type]
 
 
+def cache_line(cache: TuningCache | None, has_groups: bool) -> str:
+    """What `load(..., verbose=True)` says of the tuning cache a module uses."""
+    if cache is None:
+        return "iree-autotune: no tuning cache (" + (
+            "cache=False)" if has_groups else "the module has no groups)"
+        )
+    if cache.owned:
+        return (
+            f"iree-autotune: tuning cache {cache.path} (the default: shared by every module "
+            f"and process loaded without cache=; ${ENV_VAR} or cache=PATH chooses another, "
+            "cache=False none)"
+        )
+    return f"iree-autotune: tuning cache {cache.path}"
+
+
 class LoadedModule:
     """A compiled module in a context with the host module. Its functions are attributes
-    (numpy in, numpy out); `decisions()` and `stats()` show what tuning measured and chose."""
+    (numpy in, numpy out); `decisions()` and `stats()` show what tuning measured and chose;
+    `cache_path` is the tuning cache file (None without one)."""
 
     def __init__(
         self,
@@ -49,6 +66,7 @@ class LoadedModule:
         tuner_class: type[Tuner] = Tuner,
         warm_start: bool = True,
         allocator: str | None = CACHING_ALLOCATOR,
+        verbose: bool = False,
         **rule_options,
     ):
         self.device = device
@@ -56,6 +74,9 @@ class LoadedModule:
         self.module = vm_module(self.config.vm_instance, vmfb)
         self.groups = read_groups(self.module)
         self.cache = open_cache(cache) if self.groups else None
+        self.cache_path = None if self.cache is None else self.cache.path
+        if verbose:
+            sys.stderr.write(cache_line(self.cache, bool(self.groups)) + "\n")
         self.fingerprint = fingerprint or device_fingerprint(device)
         unknown = set(rule_options) - set(RULE_OPTIONS)
         if unknown:
@@ -352,7 +373,9 @@ def load(
     """Load a compiled module with tuning active.
 
     `cache`: None for the default tuning cache (`$IREE_AUTOTUNE_CACHE`, else the XDG cache
-    dir), a path, a `TuningCache`, or False for none. `options`: stop-rule parameters
+    dir; shared by every module and process that uses it), a path, a `TuningCache`, or
+    False for none; the module's `cache_path` is the file used. `verbose`: print which
+    cache is used to stderr. `options`: stop-rule parameters
     (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`, `indifference`,
     `tie_band`, `incumbent_band`, `incumbent_samples`, `confirm_samples`, `tie_samples`),
     `warm_start`

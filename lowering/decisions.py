@@ -85,8 +85,9 @@ def match_decisions(
     made for the group's kernels (their `module` digest, where they give one) are used,
     those of one device (`device`: a digest, its first characters or a driver name; needed
     when they are of several), and one per workload key. A decision naming a variant its
-    group lacks is refused. Decisions that are not used are listed in a warning, or
-    refused when none is used (the file is for another module). A plain list (decisions
+    group lacks is refused. Decisions that are not used (a tuning cache holds every
+    module's) are listed in a warning, which also names the `static` groups left without
+    a decision: those run their first variant, as with no file. A plain list (decisions
     that `tune-model` chose for groups it made) is taken as it is."""
     groups = list(groups)
     if not decisions or all(g.policy != Policy.STATIC for g in groups):
@@ -104,12 +105,20 @@ def match_decisions(
             if decision["variant"] not in group.variants:
                 raise _unknown_variant(group, decisions, decisions_from, index, decision)
     matched = {gid: [d for _, d in found] for gid, found in named.items() if found}
-    if other_kernels and not matched:
-        raise DiagnosticError("; ".join(other_kernels) + " (decisions for other kernels)")
     for message in other_kernels:
         sys.stderr.write(f"warning: {message}\n")
     if unmatched:
-        _report_unmatched(groups, unmatched, decisions_from, fatal=not matched)
+        _report_unmatched(groups, unmatched, decisions_from)
+    undecided = [
+        g.display_name
+        for g in groups
+        if g.policy == Policy.STATIC and g.op.choice is None and g.gid not in matched
+    ]
+    if (other_kernels or unmatched) and undecided:
+        sys.stderr.write(
+            f"warning: {decisions_from} holds no decision for the static group(s) "
+            f"{', '.join(sorted(undecided))}, which run their first variant\n"
+        )
     return matched
 
 
@@ -261,18 +270,11 @@ def _unknown_variant(
     )
 
 
-def _report_unmatched(
-    groups: list[Group], unmatched: list[str], decisions_from: str, fatal: bool
-) -> None:
-    """List the decisions that name no single group of the module: an error when no
-    decision is used (the file is for another module), else a warning."""
+def _report_unmatched(groups: list[Group], unmatched: list[str], decisions_from: str) -> None:
+    """List the decisions that name no single group of the module in a warning (a tuning
+    cache holds the decisions of every module tuned with it)."""
     names = ", ".join(sorted(g.display_name for g in groups))
     listed = ", ".join(unmatched[:5]) + (", ..." if len(unmatched) > 5 else "")
-    if fatal:
-        raise DiagnosticError(
-            f"no decision of {decisions_from} names a group of this module: "
-            f"decisions {listed}; the module's groups are {names}"
-        )
     sys.stderr.write(
         f"warning: {len(unmatched)} decision(s) of {decisions_from} name no single "
         f"group of this module and are not used: {listed} (groups: {names})\n"
