@@ -18,11 +18,16 @@ import sys
 import tempfile
 from pathlib import Path
 
+import iree.runtime as rt
 import pytest
 from conftest import DATA
 from vmfb_cuda import cuda_exports as _cuda_exports
+from vmfb_cuda import flatbuffer_identifier, vmfb_files
 
+from autotune_contracts import interface
 from autotune_contracts.errors import DiagnosticError
+from autotune_runtime.host import entry_point, read_groups
+from lowering.autotune_to_iree import lower_to_iree
 from lowering.driver import compile  # noqa: A004 - the project's public name
 
 CUDA = DATA / "cuda"
@@ -162,11 +167,52 @@ def _id(case) -> str:
     return "-".join(case)
 
 
+FINGERPRINT = re.compile(r"\\22fingerprint\\22: \\22(\w+)\\22")
+"""A group's fingerprint in the lowered text's metadata (a JSON string, quotes escaped)."""
+
+
 @pytest.mark.parametrize("case", CASES, ids=_id)
-def test_compiles_for_cuda(case):
+def test_compiles_to_an_iree_module_with_a_cuda_executable(case):
+    """The archive IREE writes: the VM module (flatbuffer identifier "IREE") and one CUDA
+    executable ("CDA1"), looked up by the format `cuda-nvptx-fb`, whose exports are
+    the kernels the module dispatches, each a `.entry` of its PTX."""
+    policy, _ = case
     vmfb = compiled(*case)
-    assert isinstance(vmfb, bytes)
-    assert len(vmfb) > 1000
+    files = vmfb_files(vmfb)
+    assert list(files) == ["module.fb", "exe_cuda_nvptx_fb.fb"]
+    assert flatbuffer_identifier(files["module.fb"]) == b"IREE"
+    assert b"cuda-nvptx-fb" in files["module.fb"]
+    assert files["exe_cuda_nvptx_fb.fb"].startswith(b"CDA1")
+    exports, (ptx,) = _cuda_exports(vmfb)
+    assert [e.name for e in exports] == list(expected_kernels(policy))
+    assert set(expected_kernels(policy)) <= set(ptx_kernels(ptx))
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_the_module_declares_its_group_to_the_runtime(case):
+    """The metadata the runtime reads at load (no device needed to read it): the group's
+    variants, policy, workload keys and the fingerprint `lower` gave it; a static build
+    has no group and no tuning entry point."""
+    policy, _ = case
+    module = rt.VmModule.copy_buffer(rt.VmInstance(), compiled(*case))
+    assert {"vecadd", "vecadd_4096"} <= set(module.function_names)
+    groups = read_groups(module)
+    if policy == "static":
+        assert groups == {}
+        assert not [n for n in module.function_names if n.startswith("__autotune")]
+        return
+    (group,) = groups.values()
+    lowered = lower_to_iree(GROUP.read_text(), filename=str(GROUP))
+    assert group.qualified_name == "exe::add"
+    assert group.variants == KERNELS
+    assert group.policy == policy
+    assert group.workload_arity == 1
+    # Keys: the static entry's constant workload; explicit and init add the sample ones.
+    assert set(group.keys) == ({(4096,)} if policy == "online" else {(4096,), (1000,)})
+    assert [group.fingerprint] == FINGERPRINT.findall(lowered)
+    tune = entry_point(module, interface.TUNE_ENTRY)
+    init = entry_point(module, interface.INIT_ENTRY)
+    assert (tune is not None, init is not None) == (policy == "explicit", policy == "init")
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
@@ -236,7 +282,6 @@ def test_cuda_objects_cannot_be_compiled_for_llvm_cpu():
 
 def test_compiler_crash_names_the_pass_it_died_in():
     # The stock compiler crashes (no `error:` line) on CUDA objects built for llvm-cpu.
-    from lowering.autotune_to_iree import lower_to_iree
     from lowering.driver import compile_lowered
 
     source = CUDA / "vecadd_group.mlir"
@@ -280,8 +325,5 @@ def test_xdsl_opt_resolves_object_paths_against_base_dir_and_refuses_unreadable_
     assert "hal.executable.source private @exe" in found.stdout
     assert "autotune.group @" not in found.stdout
     # The same cache key as `iree-autotune lower`, which resolves against the file's folder.
-    from lowering.autotune_to_iree import lower_to_iree
-
-    fingerprint = re.compile(r"\\22fingerprint\\22: \\22(\w+)\\22")
-    by_file = fingerprint.findall(lower_to_iree(GROUP.read_text(), filename=str(GROUP)))
-    assert by_file and fingerprint.findall(found.stdout) == by_file
+    by_file = FINGERPRINT.findall(lower_to_iree(GROUP.read_text(), filename=str(GROUP)))
+    assert by_file and FINGERPRINT.findall(found.stdout) == by_file

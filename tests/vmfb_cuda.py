@@ -1,5 +1,6 @@
-"""Read a CUDA executable back from a compiled `.vmfb`: each export's kernel name, block
-size, dynamic shared memory, push-constant count and binding flags, and the PTX images.
+"""Read a compiled `.vmfb` back: its files (the VM module and its executables) and its CUDA
+executable's exports (kernel name, block size, dynamic shared memory, push-constant count
+and binding flags) and PTX images.
 
 `iree-dump-module` prints a CUDA executable only as an opaque rodata blob (plus the kernel
 names, as strings for `hal.executable.lookup.function`), so these are read from the
@@ -9,7 +10,9 @@ tests/test_triton_module.py and tests/test_triton_docs.py.
 
 from __future__ import annotations
 
+import io
 import struct
+import zipfile
 from dataclasses import dataclass
 
 
@@ -20,6 +23,24 @@ class CudaExport:
     shared_memory: int
     constant_count: int
     binding_flags: tuple[int, ...]
+
+
+def vmfb_files(vmfb: bytes) -> dict[str, bytes]:
+    """The files of a `.vmfb`, by name, in order: IREE writes a zip archive (entries
+    stored, not compressed, so that they can be mapped) whose first file, `module.fb`, is
+    the VM module's flatbuffer and whose others are its executables, one per target format
+    (`exe_cuda_nvptx_fb.fb`)."""
+    with zipfile.ZipFile(io.BytesIO(vmfb)) as archive:
+        stored = all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
+        assert stored, "a compressed entry in the module's archive"
+        return {info.filename: archive.read(info) for info in archive.infolist()}
+
+
+def flatbuffer_identifier(data: bytes) -> bytes:
+    """The file identifier of a size-prefixed flatbuffer (`module.fb`): a four-byte size,
+    the root table's offset, then the four-byte identifier (b"IREE" for a VM bytecode
+    module)."""
+    return data[8:12]
 
 
 def _cuda_executable(vmfb: bytes) -> tuple[bytes, int]:
