@@ -382,8 +382,10 @@ def _tune(
 
     check_generated_code(options.target, options.arch)
     benchmarked = device_available(device)
+    progress.status("compiling the model to the flow phase")
     flows = {(): flow_phase(model, options.target, options.arch, filename)}
     if options.input_shapes is not None:  # before anything is built or timed on them
+        progress.status("checking the input shapes")
         check_example_inputs(flows[()], options.function, options.input_shapes, model, filename)
 
     def flow_of(flags) -> str:
@@ -412,6 +414,8 @@ def _tune(
                 "dispatches"
             )
     elif auto and benchmarked and options.time_model:
+        sets = among or bases_for(flows[()])
+        progress.status(f"choosing build options: building and timing {', '.join(sets)}")
         timed = timed_builds()  # (a model without a function to time is refused here)
         stock_vmfb = compile_lowered(
             model, options.target, options.arch, extra_args=list(input_type_flags(model))
@@ -424,13 +428,14 @@ def _tune(
             options.faster_by,
             timed,
             stock_vmfb,
-            among=among or bases_for(flows[()]),
+            among=sets,
         )
         lap("choose build options")
     elif options.base not in (AUTO, STOCK):
         report.base = BaseBuild(options.base, list(BASES[options.base]), {})
     if measure_threads and threads is not None and benchmarked and options.time_model:
         # Code generation told the device's thread count, where the model runs faster so.
+        progress.status(f"timing the build told {threads} threads against the build not told")
         timed = timed_builds()
         flags = [*input_type_flags(model), *report.base.flags]
         if base_vmfb is None:
@@ -449,6 +454,7 @@ def _tune(
     if report.base.threads is not None:
         report.base.flags = [*report.base.flags, *threads_flags(report.base.threads)]
     base_flags = report.base.flags
+    progress.status("analysing the dispatches")
     configs = default_configs(as_written, options.target, options.arch, base_flags)
     worth = [e for e, config in configs.items() if worth_tuning(config, options)]
     flow, unformed = configured_forms(as_written, configs, worth)
@@ -508,9 +514,11 @@ def _tune(
     report.dispatches = [t.result for t in tunables]
 
     grouped = [t for t in tunables if t.result.kept]
+    progress.status("building the tuned module")
     vmfb, lowered = build_tuned(flow, filename, function_name, grouped, options, policy, base_flags)
     lap("build")
     if benchmarked and options.time_model and options.dispatch_gains and grouped:
+        progress.status("timing each tuned dispatch's gain in the model")
         slower = _measure_gains(
             flow, filename, function, grouped, options, base_flags, inputs, report
         )
@@ -534,10 +542,12 @@ def _tune(
 
     stock = base_vmfb  # the build the tuned module must beat: IREE's, with the base flags
     if benchmarked and stock is None:
+        progress.status("compiling the stock build")
         stock = compile_lowered(
             model, options.target, options.arch, extra_args=[*input_type_flags(model), *base_flags]
         )
     if options.time_model and stock is not None:
+        progress.status("timing the tuned module against the stock build")
         report.timing = time_model(stock, vmfb, function_name, inputs, policy, device, resolve=1.0)
         lap("measure")
         # The guard: while the module's time may be above the stock build's (the upper
@@ -565,6 +575,7 @@ def _tune(
         # The timing chose other options than the stock ones: the module must beat the
         # stock build itself, measured over fresh loads, else the stock build's
         # dispatches are tuned.
+        progress.status(f"timing the tuned module against the stock build in {LOADS} loads")
         against, loads = time_model_loads(
             stock_vmfb, vmfb, function_name, inputs, policy, device, LOADS, LOADS_BUDGET_S
         )
@@ -603,6 +614,7 @@ def _tune(
                 return kept
     if not benchmarked:  # no device here to run it on
         return _finished(tunables, grouped, policy, vmfb, lowered, report)
+    progress.status("checking the tuned module's results against the stock build's")
     failure = check_model(
         stock, vmfb, function_name, inputs, policy, device, options.check_tolerance
     )

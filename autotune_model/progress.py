@@ -1,6 +1,7 @@
-"""The progress of tuning a model on the terminal: one bar per phase, with counts and an
-estimate of the time left; on a stream that is not a terminal, one line per finished
-phase. Shared with `iree-autotune tune` (`autotune_runtime/progress.py`)."""
+"""The progress of tuning a model on the terminal: one bar per counted phase, with counts
+and an estimate of the time left, and the name and time taken of a phase without a count;
+on a stream that is not a terminal, one line per finished counted phase. Shared with
+`iree-autotune tune` (`autotune_runtime/progress.py`)."""
 
 from typing import Protocol
 
@@ -16,6 +17,10 @@ class Progress(Protocol):
 
     def advance(self, label: str) -> None: ...
 
+    def status(self, name: str) -> None:
+        """A phase without a count (compiling, timing), until the next phase."""
+        ...
+
 
 class NoProgress:
     """Progress that nobody watches."""
@@ -24,4 +29,7 @@ class NoProgress:
         pass
 
     def advance(self, label: str) -> None:
+        pass
+
+    def status(self, name: str) -> None:
         pass
