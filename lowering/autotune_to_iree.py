@@ -25,7 +25,7 @@ the run's state is a `LoweringState` (`lowering.state`), passed to every step.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +46,7 @@ from lowering.discovery import check_call_cycles, check_other_uses, collect_grou
 from lowering.emitter import Emitter
 from lowering.exploration import OnlineLowering
 from lowering.fast_path import finish_fast_paths, plan_fast_paths
-from lowering.groups import Site
+from lowering.groups import ObjectFolders, Site
 from lowering.module_output import finish_module
 from lowering.policies import PolicyLowering, StaticLowering
 from lowering.state import LoweringState
@@ -66,7 +66,7 @@ def lower_groups(
     module: ModuleOp,
     policy: str,
     decisions: list[dict] | None,
-    base_dir: Path | None = None,
+    base_dir: Path | ObjectFolders | None = None,
     decisions_from: str = "the tuning cache file",
     device: str | None = None,
 ) -> None:
@@ -111,7 +111,7 @@ def lower_module(
     module: ModuleOp,
     policy: str = Policy.ONLINE,
     cache: str | Path | None = None,
-    base_dir: str | Path | None = None,
+    base_dir: str | Path | ObjectFolders | None = None,
     verify_input: bool = True,
     decisions: list[dict] | None = None,
     device: str | None = None,
@@ -126,9 +126,22 @@ def lower_module(
     with deep_recursion():
         if verify_input:
             verify_module(module)
-        folder = None if base_dir is None else Path(base_dir)
+        folder = (
+            base_dir if base_dir is None or isinstance(base_dir, ObjectFolders) else Path(base_dir)
+        )
         decisions = load_decisions(cache) if decisions is None else decisions
         lower_groups(module, policy, decisions, folder, str(cache), device)
+
+
+def object_folders(
+    filename: str, object_search: Sequence[str | Path]
+) -> Path | ObjectFolders | None:
+    """Where the relative object paths of the file `filename` resolve: its folder (the
+    working folder for `<input>`), then each folder of `object_search`."""
+    folder = Path(filename).parent if filename != "<input>" else None
+    if not object_search:
+        return folder
+    return ObjectFolders((folder or Path.cwd(), *(Path(f) for f in object_search)))
 
 
 @contextmanager
@@ -158,17 +171,20 @@ def lower_to_iree(
     target: str | None = None,
     locations: bool = True,
     device: str | None = None,
+    object_search: Sequence[str | Path] = (),
 ) -> str:
     """Parse, lower and print: autotune IR in, IREE input IR out. With a `target`, also
     check that every executable can be built for it (`lowering.target_checks`). With
     `locations` (the default) every op names its place in the input (`loc(...)`), so that
     `iree-compile` reports errors in the user's file. `device` chooses the device whose
-    decisions of `cache` fix the `static` choices, where it holds several devices'."""
+    decisions of `cache` fix the `static` choices, where it holds several devices'.
+    Relative object paths resolve against the folder of `filename`, then each folder of
+    `object_search`."""
     with cyclic_gc_paused(), deep_recursion():
         module = parse_module(text, filename, keep_plain_executables=True)
         if target is not None:
             check_buildable(module, target, text)
-        base_dir = Path(filename).parent if filename != "<input>" else None
+        base_dir = object_folders(filename, object_search)
         try:
             lower_module(  # the parse verified the module
                 module, policy, cache, base_dir, verify_input=False, device=device

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from autotune_contracts.policy import Policy
 from autotune_dialect.diagnostics import named_value
 from lowering.autotune_to_iree import lower_to_iree
 
-TARGETS = ("llvm-cpu", "cuda")
+TARGETS = ("llvm-cpu", "cuda", "rocm")
 DEFAULT_CUDA_ARCH = "sm_80"
 CUDA_ARCHS = (
     "sm_60",
@@ -46,10 +47,29 @@ accepted and then fail with "missing GPU target", or are passed on unchecked).""
 CUDA_EXTERNAL_ONLY = frozenset({"sm_90"})
 """Architectures iree-compile 3.13 has no code generator for: only `hal.executable.source`
 kernels (PTX objects) build for them ("missing GPU target" otherwise)."""
+DEFAULT_ROCM_ARCH = "gfx942"
+ROCM_ARCHS = (
+    "gfx908",
+    "gfx90a",
+    "gfx942",
+    "gfx950",
+    "gfx1100",
+    "gfx1101",
+    "gfx1103",
+    "gfx1150",
+    "gfx1151",
+    "gfx1200",
+    "gfx1201",
+    "gfx1250",
+)
+"""AMD GPU architectures iree-compile 3.13 builds for (probed: others, such as gfx906,
+gfx1030 or gfx1102, are refused with "Unknown ROCM target")."""
 _CPU_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
 _UNKNOWN_CPU = re.compile(r"is not a recognized processor|^Unknown CPU for target", re.MULTILINE)
 _ACCEPTED_CPUS = re.compile(r"^List of accepted CPUs: (.*)$", re.MULTILINE)
 _CRASHED_PASS = re.compile(r"::(\w+Pass)::runOnOperation\(\)")
+_REFUSED_FLAG = re.compile(r"^iree-compile: (.*?)(?:\s+Try: '.*--help')?$", re.MULTILINE)
+"""A line where iree-compile refuses its command line (an unknown flag, a bad value)."""
 
 
 def _shown(text: str) -> str:
@@ -61,12 +81,20 @@ def check_target(target: str, arch: str | None = None) -> str:
     """The architecture to build `target` for (its default when `arch` is None), once
     both are known to iree-compile; else a `DiagnosticError` listing what is accepted.
 
-    `cuda` takes one of `CUDA_ARCHS`; `llvm-cpu` takes `host` or a CPU name that
-    iree-compile's LLVM knows (asked once per name: `cpu_problem`)."""
+    `cuda` takes one of `CUDA_ARCHS`, `rocm` one of `ROCM_ARCHS`; `llvm-cpu` takes `host`
+    or a CPU name that iree-compile's LLVM knows (asked once per name: `cpu_problem`)."""
     if target not in TARGETS:
         raise DiagnosticError(
             f"unknown target {_shown(str(target))}; expected one of {', '.join(TARGETS)}"
         )
+    if target == "rocm":
+        arch = DEFAULT_ROCM_ARCH if arch is None else arch
+        if arch not in ROCM_ARCHS:
+            raise DiagnosticError(
+                f"unknown ROCm architecture {_shown(str(arch))}; iree-compile 3.13 builds for "
+                + ", ".join(ROCM_ARCHS)
+            )
+        return arch
     if target == "cuda":
         arch = DEFAULT_CUDA_ARCH if arch is None else arch
         if arch not in CUDA_ARCHS:
@@ -117,6 +145,8 @@ def _flags(target: str, arch: str) -> list[str]:
             "--iree-hal-local-target-device-backends=llvm-cpu",
             f"--iree-llvmcpu-target-cpu={arch}",
         ]
+    if target == "rocm":
+        return ["--iree-hal-target-device=hip", f"--iree-rocm-target={arch}"]
     return ["--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}"]
 
 
@@ -126,23 +156,58 @@ def target_flags(target: str, arch: str | None = None) -> list[str]:
     return _flags(target, check_target(target, arch))
 
 
+def object_search_flags(folders: Sequence[str | Path]) -> list[str]:
+    """The flags that have iree-compile look for relative object paths in `folders`, in
+    order; a folder that does not exist is refused (it would be passed over silently)."""
+    flags = []
+    for folder in folders:
+        if not Path(folder).is_dir():
+            problem = "is not a folder" if Path(folder).exists() else "does not exist"
+            raise DiagnosticError(f"object search path {folder} {problem}")
+        flags.append(f"--iree-hal-executable-object-search-path={Path(folder).resolve()}")
+    return flags
+
+
+@functools.cache
+def compile_args_problem(target: str, arch: str, args: tuple[str, ...]) -> str | None:
+    """Why iree-compile refuses the extra flags `args` (its own words), or None. It is
+    asked with a module of one empty function, so that a wrong flag is refused before
+    any work rather than failing every build."""
+    if not args:
+        return None
+    code, _, log = run_iree_compile(
+        "util.func public @f() {\n  util.return\n}\n",
+        [*_flags(target, arch), *args, "--compile-to=input"],
+    )
+    return _flag_refusal(log) if code != 0 else None
+
+
+def _flag_refusal(log: str) -> str | None:
+    """iree-compile's words where it refused its command line, else None."""
+    lines = [m.group(1).strip() for m in _REFUSED_FLAG.finditer(log)]
+    return "iree-compile refused its flags: " + " ".join(lines) if lines else None
+
+
 def compile_lowered(
     text: str,
     target: str = "llvm-cpu",
     arch: str | None = None,
     object_dir: str | Path | None = None,
-    extra_args: list[str] | None = None,
+    extra_args: Sequence[str] | None = None,
     source: str | None = None,
     filename: str | None = None,
+    object_search: Sequence[str | Path] = (),
 ) -> bytes:
     """Compile IREE input IR; any `error:` diagnostic fails, even with exit code 0.
 
-    Errors are reported at the place their op came from (`compiler_error`): `source`, the
-    text of the user's file `filename`, gives the line shown under one in that file."""
+    Relative object paths resolve against `object_dir` (the input's folder), then each
+    folder of `object_search`. Errors are reported at the place their op came from
+    (`compiler_error`): `source`, the text of the user's file `filename`, gives the line
+    shown under one in that file."""
     arch = check_target(target, arch)
     flags = _flags(target, arch)
-    if object_dir is not None:
-        flags.append(f"--iree-hal-executable-object-search-path={Path(object_dir).resolve()}")
+    folders = [object_dir] if object_dir is not None else []
+    flags += object_search_flags([*folders, *object_search])
     flags += extra_args or []
     flags += _LOCATION_FLAGS
     returncode, result, log = run_iree_compile(text, flags)
@@ -212,8 +277,12 @@ def check_diagnostics(log: str, lowered: str = "", context: _Context | None = No
 
 
 def failure_summary(report: str, returncode: int) -> str:
-    """One line for an `iree-compile` failure that printed no `error:` diagnostic (a
-    crash): its exit code and the compiler pass it died in, when the stack dump names one."""
+    """One line for an `iree-compile` failure that printed no `error:` diagnostic: its
+    words where it refused its command line (a wrong flag), else (a crash) its exit code
+    and the compiler pass it died in, when the stack dump names one."""
+    refusal = _flag_refusal(report)
+    if refusal is not None:
+        return refusal
     where = _CRASHED_PASS.search(report)
     return (
         "iree-compile "
@@ -561,17 +630,29 @@ def compile(  # noqa: A001 - the public name the API promises
     filename: str | Path = "<input>",
     policy: str = Policy.ONLINE,
     cache: str | Path | None = None,
-    extra_args: list[str] | None = None,
+    extra_args: Sequence[str] | None = None,
     device: str | None = None,
+    object_search: Sequence[str | Path] = (),
 ) -> bytes:
-    """Lower autotune IR and compile it to a `.vmfb` for `target`.
+    """Lower autotune IR and compile it to a `.vmfb` for `target`, with the extra
+    iree-compile flags `extra_args`.
 
-    Object files named by relative paths resolve against the folder of `filename`.
+    Object files named by relative paths resolve against the folder of `filename`, then
+    each folder of `object_search`, in order.
     `device` chooses among the devices whose decisions `cache` holds (`lower_to_iree`).
     """
     arch = check_target(target, arch)
+    object_search_flags(object_search)  # before any work: a wrong folder is refused
     lowered = lower_to_iree(
-        text, policy=policy, cache=cache, filename=str(filename), target=target, device=device
+        text,
+        policy=policy,
+        cache=cache,
+        filename=str(filename),
+        target=target,
+        device=device,
+        object_search=object_search,
     )
     folder = Path(filename).parent if str(filename) != "<input>" else None
-    return compile_lowered(lowered, target, arch, folder, extra_args, text, str(filename))
+    return compile_lowered(
+        lowered, target, arch, folder, extra_args, text, str(filename), object_search
+    )

@@ -27,6 +27,24 @@ from autotune_dialect.interop import attribute, op_name
 from autotune_dialect.verbatim import VerbatimOp
 
 
+@dataclass(frozen=True)
+class ObjectFolders:
+    """The folders where relative object paths resolve, in order: the input's folder, then
+    the search folders given (`--object-search-path`), as iree-compile is told to look."""
+
+    folders: tuple[Path, ...]
+
+    def find(self, path: str) -> Path:
+        """`path` in the first folder that has it (else in the first folder)."""
+        for folder in self.folders:
+            if (folder / path).exists():
+                return folder / path
+        return self.folders[0] / path
+
+    def __str__(self) -> str:
+        return ", then ".join(str(folder) for folder in self.folders)
+
+
 @dataclass
 class Group:
     """A group being lowered, with its state globals and workload keys."""
@@ -49,10 +67,13 @@ class Group:
         """`executable::group`, or `group` for a function group (the runtime's name)."""
         return interface.qualified_group_name(self.container_name, self.op.group_name)
 
-    def fingerprint(self, base_dir: Path | None) -> str:
+    def fingerprint(self, base_dir: Path | ObjectFolders | None) -> str:
         """Digest of the variant set and what the variants run: their ops, the container's
-        kernel modules and external objects (with the files they name, when found).
-        Source locations are left out, so that editing elsewhere in the file keeps it."""
+        kernel modules and external objects (with the files they name, found in `base_dir`,
+        the working folder when None). Source locations are left out, so that editing
+        elsewhere in the file keeps it."""
+        if not isinstance(base_dir, ObjectFolders):
+            base_dir = ObjectFolders((Path.cwd() if base_dir is None else base_dir,))
         digest = hashlib.sha256()
         siblings = self.op.resolve_variants()
         for name, variant in zip(self.variants, siblings, strict=True):
@@ -65,16 +86,14 @@ class Group:
                 text = interop.mlir_text(objects)
                 digest.update(text.encode())
                 for path in re.findall(r'path = "([^"]+)"', text):
-                    file = Path(path) if base_dir is None else base_dir / path
                     try:
-                        digest.update(file.read_bytes())
+                        digest.update(base_dir.find(path).read_bytes())
                     except OSError as err:
-                        where = base_dir if base_dir is not None else Path.cwd()
                         raise op_error(
                             self.container,
                             f'cannot read object file "{path}" of @{self.container_name} '
-                            f"({err.strerror}; relative paths resolve against {where}); the "
-                            "tuning cache key includes its bytes",
+                            f"({err.strerror}; relative paths resolve against {base_dir}); "
+                            "the tuning cache key includes its bytes",
                         ) from None
         return digest.hexdigest()[:32]
 

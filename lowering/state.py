@@ -15,7 +15,7 @@ from autotune_dialect.autotune import GroupOp
 from autotune_dialect.interop import symbol_name
 from lowering.committed import ChoiceTable, CommittedChoice
 from lowering.emitter import Emitter
-from lowering.groups import Group
+from lowering.groups import Group, ObjectFolders
 
 
 @dataclass
@@ -25,7 +25,7 @@ class LoweringState:
 
     module: ModuleOp
     default_policy: Policy
-    base_dir: Path | None = None
+    base_dir: Path | ObjectFolders | None = None
     """Where relative object paths resolve (for the groups' fingerprints)."""
     static_decisions: dict[int, list[dict]] = field(default_factory=dict)
     """The tuning cache's decisions for each group (by gid) that `static` choices follow."""
@@ -55,7 +55,9 @@ class LoweringState:
     initializer of the module."""
 
     @classmethod
-    def of(cls, module: ModuleOp, default_policy: Policy, base_dir: Path | None) -> LoweringState:
+    def of(
+        cls, module: ModuleOp, default_policy: Policy, base_dir: Path | ObjectFolders | None
+    ) -> LoweringState:
         """The state at the start of lowering `module`."""
         taken = {name for op in module.body.ops if (name := symbol_name(op)) is not None}
         return cls(module, default_policy, base_dir, taken=taken)
