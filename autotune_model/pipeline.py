@@ -87,6 +87,12 @@ from autotune_model.sizes import host_values
 from autotune_model.steadiness import watch_machine
 from autotune_model.tunable import Tunable, TuneOptions
 from autotune_model.tuned_module import build_tuned, export_name
+from autotune_model.tuning_spec import (
+    mark_incumbents,
+    model_spec,
+    starting_configs,
+    with_incumbents,
+)
 from lowering.decisions import load_decisions
 from lowering.dispatch_configs import DispatchConfig, default_configs
 from lowering.driver import (
@@ -158,11 +164,14 @@ def _timed_builds(
 
 @dataclass
 class TunedModel:
-    """The tuned module, the IREE input IR it was built from, and the report."""
+    """The tuned module, the IREE input IR it was built from, the report, and the tuning
+    spec of its frozen configurations (`TuneOptions.spec_out`; None: not asked for, or it
+    could not be written, which the report's notes say)."""
 
     vmfb: bytes
     lowered: str
     report: TuneReport
+    spec: str | None = None
 
 
 def input_type_flags(text: str) -> list[str]:
@@ -456,8 +465,12 @@ def _tune(
     base_flags = report.base.flags
     progress.status("analysing the dispatches")
     configs = default_configs(as_written, options.target, options.arch, base_flags)
+    configs, incumbents = starting_configs(
+        options.spec_in, as_written, options.target, options.arch, base_flags, configs
+    )
     worth = [e for e, config in configs.items() if worth_tuning(config, options)]
     flow, unformed = configured_forms(as_written, configs, worth)
+    flow = with_incumbents(flow, incumbents)  # a spec's configurations: the incumbents
     for export, why in unformed.items():
         report.skipped[export] = f"{why}; not tuned"
     # the kernels whose root op configured_forms may have given IREE's form
@@ -488,6 +501,7 @@ def _tune(
         # batch-1 max pooling, given its batch back, failed IREE's code generation): those
         # kernels stay as the flow phase has them, not tuned
         flow, _ = configured_forms(as_written, configs, [e for e in worth if e not in unbuilt])
+        flow = with_incumbents(flow, incumbents)
         for export, error in unbuilt.items():
             report.skipped[export] = (
                 "its kernel in the form IREE configures (its root op marked, or its unit "
@@ -512,6 +526,14 @@ def _tune(
         report.notes += climb(search, tuned, time.perf_counter() - searching)
         lap("search")
     report.dispatches = [t.result for t in tunables]
+    mark_incumbents(tunables, incumbents, options.spec_in, report.notes)
+    spec_of = (
+        functools.partial(
+            model_spec, as_written, options.target, options.arch, base_flags, incumbents
+        )
+        if options.spec_out
+        else None
+    )
 
     grouped = [t for t in tunables if t.result.kept]
     progress.status("building the tuned module")
@@ -613,7 +635,7 @@ def _tune(
             if kept is not None:
                 return kept
     if not benchmarked:  # no device here to run it on
-        return _finished(tunables, grouped, policy, vmfb, lowered, report)
+        return _finished(tunables, grouped, policy, vmfb, lowered, report, spec_of)
     progress.status("checking the tuned module's results against the stock build's")
     failure = check_model(
         stock, vmfb, function_name, inputs, policy, device, options.check_tolerance
@@ -636,7 +658,7 @@ def _tune(
             f"written ({failure}); nothing was written"
         )
     lap("check")
-    return _finished(tunables, grouped, policy, vmfb, lowered, report)
+    return _finished(tunables, grouped, policy, vmfb, lowered, report, spec_of)
 
 
 def _finished(
@@ -646,14 +668,17 @@ def _finished(
     vmfb: bytes,
     lowered: str,
     report: TuneReport,
+    spec_of: Callable[..., str | None] | None = None,
 ) -> TunedModel:
-    """The tuned model, its report completed: the frozen choices, the peak memory."""
+    """The tuned model, its report completed: the frozen choices, the peak memory; and
+    the tuning spec of its configurations, where `spec_of` makes it (`model_spec`)."""
     if policy == Policy.STATIC:
         for tunable in tunables:
             winner = tunable.winner if tunable in grouped else DEFAULT.name
             tunable.result.frozen = tunable.frozen or [FrozenChoice(winner, TUNING)]
+    spec = spec_of(tunables, grouped, report.notes) if spec_of is not None else None
     report.peak_rss_mb = peak_memory()
-    return TunedModel(vmfb, lowered, report)
+    return TunedModel(vmfb, lowered, report, spec)
 
 
 def _measure_gains(

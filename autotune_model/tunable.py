@@ -65,6 +65,9 @@ class TuneOptions:
     compile_cache: bool = True  # built candidates kept by content (`compile_cache`)
     compile_cache_folder: str | None = None  # None: `compile_cache.default_folder()`
     device: str | None = None  # where candidates and the model are timed (None: the target's)
+    # an IREE tuning spec whose configurations are the incumbents (`tuning_spec`)
+    spec_in: str | None = None
+    spec_out: bool = False  # write the frozen configurations as a tuning spec (`TunedModel.spec`)
 
 
 @dataclass

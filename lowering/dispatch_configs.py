@@ -91,7 +91,7 @@ def default_configs(
 
         def visit(op: ir.Operation) -> ir.WalkResult:
             if op.name == "func.func" and "translation_info" in op.attributes:
-                root = _configured_root(op)
+                root = configured_root(op)
                 if root is not None:
                     name = ir.StringAttr(op.attributes["sym_name"]).value
                     configs[name] = DispatchConfig(
@@ -108,7 +108,9 @@ def default_configs(
     return configs
 
 
-def _configured_root(function: ir.Operation) -> ir.Operation | None:
+def configured_root(function: ir.Operation) -> ir.Operation | None:
+    """The op of a configured kernel whose `lowering_config` has distribution (GPU:
+    workgroup) tiles: the one IREE's configuration is built around."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:

@@ -1,0 +1,185 @@
+"""IREE tuning specs: `tune-model`'s frozen configurations written as a spec that the stock
+`iree-compile --iree-codegen-tuning-spec-path` applies to the model as the frontend wrote
+it (`spec_out`), a matcher that would configure two dispatches refused, and a spec read
+back as the incumbents the candidates must beat (`spec_in`).
+
+Benchmarks are faked (`small_models.fake_benchmark`): nothing here is timed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import DATA
+from iree.compiler import ir
+from small_models import MLP, assert_close, fake_benchmark, mlp_inputs, mlp_reference
+
+from autotune_contracts.errors import DiagnosticError
+from autotune_dialect.iree_ir import iree_context
+from autotune_model import TuneOptions, tune_model
+from autotune_model.candidates import candidates
+from autotune_model.flow_builds import FROM_FLOW
+from autotune_model.pipeline import flow_phase, input_type_flags, worth_tuning
+from autotune_model.report import REFERENCE
+from autotune_model.tuning_spec import SPEC_FLAG, build_spec
+from autotune_runtime.session import load
+from lowering.dispatch_configs import configured_root, default_configs
+from lowering.driver import compile_lowered, run_iree_compile, target_flags
+
+FROZEN = TuneOptions(
+    candidates=3, top_k=1, time_model=False, combine=False, freeze=True, spec_out=True
+)
+
+
+def configurations(text: str, flags: list[str]) -> dict[str, str]:
+    """Each function's configured root op's `lowering_config`, where the stock iree-compile
+    builds `text` with `flags` to `--compile-to=executable-configurations`."""
+    command = [*target_flags("llvm-cpu"), *flags, "--compile-to=executable-configurations"]
+    code, out, log = run_iree_compile(text, command)
+    assert code == 0, log
+    found: dict[str, str] = {}
+    with iree_context():
+        module = ir.Module.parse(out.decode())
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "func.func" and "translation_info" in op.attributes:
+                root = configured_root(op)
+                if root is not None:
+                    name = ir.StringAttr(op.attributes["sym_name"]).value
+                    found[name] = str(root.attributes["lowering_config"])
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def test_the_spec_of_a_frozen_mlp_gives_the_stock_build_its_configurations(tmp_path):
+    # The MLP's two dispatches have the same root op (a matmul) at other sizes.
+    tuned = tune_model(MLP, FROZEN, benchmark_job=fake_benchmark)
+    assert tuned.spec is not None
+    spec = tmp_path / "spec.mlir"
+    spec.write_text(tuned.spec)
+    flags = [*input_type_flags(MLP), *tuned.report.base.flags]
+    applied = configurations(MLP, [*flags, f"{SPEC_FLAG}={spec}"])
+    stock = configurations(MLP, flags)
+    frozen = configurations(tuned.lowered, [*flags, *FROM_FLOW])
+    dispatches = tuned.report.dispatches
+    assert len(dispatches) == 2
+    for dispatch in dispatches:
+        (choice,) = dispatch.frozen
+        assert choice.variant != "default"  # the fake times keep a `t*` candidate
+        runs = f"{dispatch.export}__{choice.variant}"
+        assert f"@{runs}(" in tuned.lowered  # what the frozen module dispatches
+        assert applied[dispatch.export] == frozen[runs] != stock[dispatch.export]
+    assert tuned.spec.index("// IREE tuning spec") == 0
+    assert f"{SPEC_FLAG}=THIS_FILE" in tuned.spec
+    # the same results as the frozen module and numpy
+    built = compile_lowered(MLP, extra_args=[*flags, f"{SPEC_FLAG}={spec}"])
+    args = mlp_inputs()
+    with load(built, device="local-sync", cache=False) as module:
+        with_spec = module.function("mlp")(*args)
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        np.testing.assert_array_equal(with_spec, module.function("mlp")(*args))
+    assert_close(with_spec, mlp_reference(args))
+
+
+# Two matmuls of one shape, types and maps, whose results go to other work: two dispatches
+# whose root ops no matcher tells apart.
+TWINS = """func.func @twins(%x: tensor<16x64xf32>, %w1: tensor<64x32xf32>, %w2: tensor<64x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %m1 = linalg.matmul ins(%x, %w1 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %m2 = linalg.matmul ins(%x, %w2 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%m1 : tensor<16x32xf32>) outs(%e : tensor<16x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %y = arith.maximumf %a, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<16x32xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%m2 : tensor<16x32xf32>) outs(%e : tensor<16x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %y = math.exp %a : f32
+    linalg.yield %y : f32
+  } -> tensor<16x32xf32>
+  return %r, %n : tensor<16x32xf32>, tensor<16x32xf32>
+}
+"""
+
+
+def test_a_matcher_that_would_configure_two_dispatches_is_refused():
+    flow = flow_phase(TWINS, "llvm-cpu", None, "twins.mlir")
+    configs = default_configs(flow)
+    first, second = sorted(e for e in configs if "matmul" in e)
+    other = candidates(configs[first], 2)[1].compilation_info
+    assert other is not None
+    with pytest.raises(DiagnosticError) as caught:
+        build_spec(flow, "llvm-cpu", None, [], {first: other})
+    assert str(caught.value) == (
+        f"error: cannot write a tuning spec: the matcher of {first} would also configure "
+        f"{second}, which keeps IREE's own configuration; no matcher tells the two apart "
+        "(the same root op, its sizes and types)"
+    )
+    # both given the same configuration: one matcher serves both
+    text, left = build_spec(flow, "llvm-cpu", None, [], {first: other, second: other})
+    assert left == [] and text.count("transform.iree.match.contraction") == 2
+
+
+def test_a_spec_in_is_the_incumbent_of_the_dispatch_it_configures(tmp_path):
+    flow = flow_phase(MLP, "llvm-cpu", None, "mlp.mlir")
+    configs = default_configs(flow)
+    export = sorted(configs)[0]
+    incumbent = candidates(configs[export], 2)[1].compilation_info
+    assert incumbent is not None
+    text, _ = build_spec(flow, "llvm-cpu", None, [], {export: incumbent})
+    spec = tmp_path / "given.mlir"
+    spec.write_text(text)
+    options = replace(FROZEN, spec_in=str(spec), spec_out=False, freeze=False)
+    tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    by_export = {d.export: d for d in tuned.report.dispatches}
+    (reference,) = [c for c in by_export[export].candidates if c.fate == REFERENCE]
+    assert reference.detail == f"the tuning spec {spec}: {incumbent}"
+    (other,) = [e for e in by_export if e != export]
+    (plain,) = [c for c in by_export[other].candidates if c.fate == REFERENCE]
+    assert plain.detail is None
+    assert any(f"the tuning spec {spec} configures {export}" in n for n in tuned.report.notes)
+    # IREE's own variant of that dispatch in the module built is the spec's configuration
+    built = configurations(tuned.lowered, FROM_FLOW)
+    with iree_context():
+        assert f"lowering_config = {built[export]}" in str(ir.Attribute.parse(incumbent))
+    assert built[other] == default_configs(flow)[other].lowering_config
+
+
+def test_the_spec_of_a_real_model_configures_what_a_spec_can_reach(tmp_path):
+    model = (DATA / "models" / "vit_bf16_flax.mlir").read_text()
+    flags = input_type_flags(model)
+    flow = flow_phase(model, "llvm-cpu", None, "vit_bf16_flax.mlir")
+    configs = default_configs(flow)
+    chosen = {}
+    for export, config in configs.items():
+        generated = candidates(config, 2) if worth_tuning(config, TuneOptions()) else []
+        if len(generated) > 1 and generated[1].compilation_info is not None:
+            chosen[export] = generated[1].compilation_info
+    text, left = build_spec(flow, "llvm-cpu", None, [], chosen)
+    # a batch-1 convolution and bf16 reductions are configured in a form that IREE makes
+    # after it applies a spec
+    unmatched = sorted(line.split(":")[0] for line in left)
+    assert unmatched == [
+        "main_dispatch_1_conv_4x4x64x8x8x3_bf16",
+        "main_dispatch_3_reduction_17x64_f32",
+        "main_dispatch_4_reduction_17x64_f32",
+    ]
+    carried = [e for e in chosen if e not in unmatched]
+    assert len(carried) == 9
+    path = tmp_path / "spec.mlir"
+    path.write_text(text)
+    applied = configurations(model, [*flags, f"{SPEC_FLAG}={path}"])
+    stock = configurations(model, flags)
+    with iree_context():
+        for export in carried:
+            info = str(ir.Attribute.parse(chosen[export]))
+            assert f"lowering_config = {applied[export]}" in info
+            assert applied[export] != stock[export]
+        for export in unmatched:
+            assert applied[export] == stock[export]
