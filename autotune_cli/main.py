@@ -19,11 +19,19 @@ from autotune_dialect.ir import parse_module, xdsl_text
 from autotune_model.commands import add_command as add_tune_model_command
 from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
-from lowering.driver import TARGETS, check_target, compile
+from lowering.compile_options import ARCH_HELP, add_compile_arg_option, add_object_search_option
+from lowering.driver import (
+    TARGETS,
+    check_target,
+    compile,
+    compile_args_problem,
+    object_search_flags,
+)
 from lowering.triton import add_command as add_import_triton_command
 
 
 def cmd_lower(args: argparse.Namespace) -> int:
+    object_search_flags(args.object_search_path)  # a folder that does not exist is refused
     refuse_overwrite([("input", args.input), ("--cache", args.cache)], [("-o", args.output)])
     text = read_source(args.input)
     lowered = lower_to_iree(
@@ -33,6 +41,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
         filename=args.input,
         locations=not args.no_locations,
         device=args.device,
+        object_search=args.object_search_path,
     )
     _emit(args.output, lowered)
     return 0
@@ -62,7 +71,10 @@ def _emit(output: str | None, text: str) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    check_target(args.target, args.arch)  # before any work: a wrong --arch lists the right ones
+    arch = check_target(args.target, args.arch)  # before any work: a wrong --arch lists them
+    problem = compile_args_problem(args.target, arch, tuple(args.iree_compile_arg))
+    if problem is not None:
+        raise DiagnosticError(problem)
     refuse_overwrite([("input", args.input), ("--cache", args.cache)], [("-o", args.output)])
     text = read_source(args.input)
     vmfb = compile(
@@ -73,6 +85,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         policy=args.policy,
         cache=args.cache,
         device=args.device,
+        extra_args=args.iree_compile_arg,
+        object_search=args.object_search_path,
     )
     write_atomically(args.output, vmfb)
     return 0
@@ -124,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave out the loc(...) that name each op's place in the input",
     )
     policy_options(lower)
+    add_object_search_option(lower)
     lower.set_defaults(run=cmd_lower, quick_exit=True)
 
     xdsl = sub.add_parser(
@@ -136,11 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("compile", help="lower and compile to a .vmfb")
     comp.add_argument("input", metavar="IN.mlir")
     comp.add_argument("--target", choices=TARGETS, default="llvm-cpu", help="default: llvm-cpu")
-    comp.add_argument(
-        "--arch", help="CUDA architecture (sm_80 default, sm_90, ...) or CPU name (default: host)"
-    )
+    comp.add_argument("--arch", help=ARCH_HELP)
     comp.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
     policy_options(comp)
+    add_object_search_option(comp)
+    add_compile_arg_option(comp)
     comp.set_defaults(run=cmd_compile, quick_exit=True)
 
     add_runtime_commands(sub, _show_tuning_report)
