@@ -103,12 +103,15 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     for shape in args.input_shape or []:
         parse_shape(shape)  # refused before any work; its element type is checked later
     report = args.report or report_path(args.output)
+    outputs = [("-o", args.output), ("--report", report)]
+    outputs += [("--spec-out", args.spec_out)] if args.spec_out else []
     refuse_overwrite(
-        [("input", args.input), ("--cache", args.cache)],
-        [("-o", args.output), ("--report", report)],
+        [("input", args.input), ("--cache", args.cache), ("--spec-in", args.spec_in)], outputs
     )
-    check_output_folders([("-o", args.output), ("--report", report)])
+    check_output_folders(outputs)
     text = read_source(args.input)
+    if args.spec_in:
+        read_source(args.spec_in)  # an unreadable spec is refused before any work
     options = TuneOptions(
         target=args.target,
         arch=args.arch,
@@ -129,6 +132,8 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         compile_cache=not args.no_compile_cache,
         compile_cache_folder=args.compile_cache,
         device=args.device,
+        spec_in=args.spec_in,
+        spec_out=bool(args.spec_out),
     )
     if args.cache and not args.freeze:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
@@ -148,9 +153,17 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
                     )
     finally:
         executor.close()
-    write_outputs([(args.output, tuned.vmfb), (report, tuned.report.to_json() + "\n")])
+    written: list[tuple[str, str | bytes]] = [(args.output, tuned.vmfb)]
+    written.append((report, tuned.report.to_json() + "\n"))
+    if args.spec_out and tuned.spec is not None:
+        written.append((args.spec_out, tuned.spec))
+    write_outputs(written)
     print_report(tuned.report)
-    print(f"wrote {args.output} and {report}")
+    print(f"wrote {' and '.join(path for path, _ in written)}")
+    if args.spec_out and tuned.spec is None:
+        why = [n for n in tuned.report.notes if n.startswith("no tuning spec written")]
+        print(f"error: --spec-out {args.spec_out}: {'; '.join(why)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -246,6 +259,18 @@ def add_command(sub) -> None:
     )
     tune.add_argument("--jobs", type=_positive, help="local worker processes (default: every core)")
     tune.add_argument("--report", metavar="FILE.json", help="report file (default: OUT.tune.json)")
+    tune.add_argument(
+        "--spec-out",
+        metavar="SPEC.mlir",
+        help="also write the frozen configurations as an IREE tuning spec, which the stock "
+        "iree-compile applies with --iree-codegen-tuning-spec-path",
+    )
+    tune.add_argument(
+        "--spec-in",
+        metavar="SPEC.mlir",
+        help="start from an IREE tuning spec: the configurations it gives are the incumbents "
+        "the candidates must beat",
+    )
     kept = tune.add_mutually_exclusive_group()
     kept.add_argument(
         "--compile-cache",

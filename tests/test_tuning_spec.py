@@ -7,6 +7,8 @@ Benchmarks are faked (`small_models.fake_benchmark`): nothing here is timed."""
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -183,3 +185,29 @@ def test_the_spec_of_a_real_model_configures_what_a_spec_can_reach(tmp_path):
             assert applied[export] != stock[export]
         for export in unmatched:
             assert applied[export] == stock[export]
+
+
+def test_tune_model_writes_the_spec_and_reads_one(tmp_path, monkeypatch, capsys):
+    from autotune_cli.main import main
+    from autotune_model import pipeline
+
+    monkeypatch.setattr(
+        pipeline, "tune_model", functools.partial(tune_model, benchmark_job=fake_benchmark)
+    )
+    model = tmp_path / "mlp.mlir"
+    model.write_text(MLP)
+    out, spec = tmp_path / "mlp.vmfb", tmp_path / "mlp.spec.mlir"
+    common = ["tune-model", str(model), "--candidates", "3", "--top-k", "1", "--no-timing", "-q"]
+    assert main([*common, "-o", str(out), "--freeze", "--spec-out", str(spec)]) == 0
+    assert f"wrote {out} and {tmp_path / 'mlp.tune.json'} and {spec}" in capsys.readouterr().out
+    written = spec.read_text()
+    assert written.startswith("// IREE tuning spec") and "@__kernel_config" in written
+    # read back: a missing spec is refused before any work, the written one starts a run
+    missing = tmp_path / "missing.mlir"
+    assert main([*common, "-o", str(tmp_path / "b.vmfb"), "--spec-in", str(missing)]) == 1
+    assert f"cannot read {missing}" in capsys.readouterr().err
+    assert not (tmp_path / "b.vmfb").exists()
+    assert main([*common, "-o", str(tmp_path / "c.vmfb"), "--spec-in", str(spec)]) == 0
+    saved = json.loads((tmp_path / "c.tune.json").read_text())
+    assert any(f"the tuning spec {spec} configures" in n for n in saved["notes"])
+    assert spec.read_text() == written  # an input is never written over
