@@ -11,6 +11,7 @@ import numpy as np
 
 from autotune_contracts import interface
 from autotune_runtime.compare import warm_up
+from autotune_runtime.devices import read_back
 from autotune_runtime.key_state import GroupInfo
 from autotune_runtime.run_queue import Reading, StampedClock
 from autotune_runtime.tuner import Tuner
@@ -64,8 +65,7 @@ def create_host_module(
         return tuple(int(a) for a in args)
 
     def host_array(ref) -> np.ndarray:
-        view = ref.deref(rt.HalBufferView)
-        return np.asarray(rt.DeviceArray(device, view, implicit_host_transfer=True).to_host())
+        return read_back(device, ref.deref(rt.HalBufferView), copy=False)
 
     def now_ns(_self) -> int:
         return stamped.now()
@@ -99,9 +99,7 @@ def create_host_module(
 
     if tuner.groups:
         warm_up()
-        np.asarray(
-            rt.asdevicearray(device, np.zeros(2, np.float32), implicit_host_transfer=True).to_host()
-        )
+        read_back(device, rt.asdevicearray(device, np.zeros(2, np.float32)))
 
     class _State:
         def __init__(self, iface):

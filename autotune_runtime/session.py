@@ -17,7 +17,7 @@ from autotune_contracts.policy import Policy
 from autotune_contracts.stop_rule import RULE_OPTIONS, StopRule
 from autotune_contracts.workloads import Key
 from autotune_runtime.cache import ENV_VAR, TuningCache
-from autotune_runtime.devices import CACHING_ALLOCATOR, open_device
+from autotune_runtime.devices import CACHING_ALLOCATOR, open_device, read_back
 from autotune_runtime.fingerprint import DeviceFingerprint, device_fingerprint
 from autotune_runtime.host import create_host_module, entry_point, read_groups
 from autotune_runtime.interrupts import raised_in_host
@@ -140,7 +140,7 @@ class LoadedModule:
         def call(*args):
             self._check_open()
             converted = convert_arguments(name, kinds, args, types and types[0])
-            return _to_numpy(self._invoke(function, converted))
+            return _to_numpy(self._invoke(function, converted), self.config.device)
 
         return call
 
@@ -297,13 +297,14 @@ class LoadedModule:
         self.close()
 
 
-def _to_numpy(result):
+def _to_numpy(result, device: rt.HalDevice):
     """Results as numpy values that own their memory (a device array's host view would
-    point into buffers that `close()` releases)."""
+    point into buffers that `close()` releases), read back as the device allows
+    (`devices.read_back`)."""
     if isinstance(result, tuple):
-        return tuple(_to_numpy(r) for r in result)
-    if hasattr(result, "to_host"):
-        return np.array(result.to_host(), copy=True)
+        return tuple(_to_numpy(r, device) for r in result)
+    if isinstance(result, rt.DeviceArray):
+        return read_back(device, result)
     return result
 
 
