@@ -270,7 +270,7 @@ def check_model(
                 if _has_autotune(tuned, policy) and done == 1:
                     tuned.tune()
                     continue
-                if policy != Policy.ONLINE or done >= calls or _settled(tuned):
+                if policy != Policy.ONLINE or done >= calls or tuned.settled():
                     return None
     except (RuntimeError, ValueError, TypeError) as err:
         return f"it failed to run: {str(err).strip().splitlines()[0]}"
@@ -331,11 +331,11 @@ def time_model(
         if _has_autotune(tuned, policy):
             tuned.tune()
         calls = 0
-        while policy == Policy.ONLINE and calls < warmup_calls and not _settled(tuned):
+        while policy == Policy.ONLINE and calls < warmup_calls and not tuned.settled():
             tuned.function(function)(*host_args)
             calls += 1
         settle_calls = calls if policy == Policy.ONLINE else None
-        settled = _settled(tuned) if policy == Policy.ONLINE else True
+        settled = tuned.settled() if policy == Policy.ONLINE else True
         run_stock(*args)
         run_tuned(*args)
         rounds = time_rounds(
@@ -383,9 +383,3 @@ def time_model_loads(
         for _ in range(loads)
     ]
     return sorted(timings, key=lambda t: t.ratio)[len(timings) // 2], timings
-
-
-def _settled(module) -> bool:
-    """Whether every group of a loaded module has decided for the sizes it has seen."""
-    states = module.stats()
-    return len(states) >= len(module.groups) and all(s["decision"] for s in states)

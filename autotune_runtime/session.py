@@ -54,8 +54,9 @@ def cache_line(cache: TuningCache | None, has_groups: bool) -> str:
 
 class LoadedModule:
     """A compiled module in a context with the host module. Its functions are attributes
-    (numpy in, numpy out); `decisions()` and `stats()` show what tuning measured and chose;
-    `cache_path` is the tuning cache file (None without one)."""
+    (numpy in, numpy out); `decisions()` and `stats()` show what tuning measured and chose,
+    `settled()` whether the online groups reached have all decided; `cache_path` is the
+    tuning cache file (None without one)."""
 
     def __init__(
         self,
@@ -247,6 +248,22 @@ class LoadedModule:
             group = self.groups[gid]
             out[(group.qualified_name, key)] = group.variants[variant]
         return out
+
+    def settled(self) -> bool:
+        """Whether online tuning is done for what the calls so far reached: a call reached
+        an online group, and every workload key that an online group has seen has its
+        decision. `decisions()` is not empty as soon as one key is decided, while the
+        other groups may still explore; loop on `while not module.settled()` instead. A
+        module without online groups is settled (`explicit` groups are tuned by `tune()`);
+        a group that no call has reached does not count."""
+        online = [
+            state.decision is not None
+            for (gid, _), state in self.tuner.states.items()
+            if self.groups[gid].policy == Policy.ONLINE
+        ]
+        if not online:
+            return all(g.policy != Policy.ONLINE for g in self.groups.values())
+        return all(online)
 
     def stats(self) -> list[dict]:
         """Per (group, workload key): per-variant statistics, decision, exploration calls."""

@@ -37,11 +37,11 @@ def tune_matmul() -> None:
     b = rng.standard_normal((256, 256), dtype=np.float32)
     expected = a @ b
     calls = 0
-    while not module.decisions() and calls < MAX_CALLS:
+    while not module.settled() and calls < MAX_CALLS:
         np.testing.assert_allclose(module.matmul(a, b), expected, rtol=1e-4, atol=1e-3)
         calls += 1
     np.testing.assert_allclose(module.matmul(a, b), expected, rtol=1e-4, atol=1e-3)
-    if not module.decisions():
+    if not module.settled():
         raise SystemExit(f"no decision after {MAX_CALLS} calls")
 
     (stats,) = module.stats()
