@@ -1,15 +1,17 @@
-"""Candidate configurations of a CUDA dispatch, around the one IREE's GPU pipeline picks.
+"""Candidate configurations of a GPU dispatch (CUDA, ROCm), around the one IREE's GPU
+pipeline picks.
 
-IREE 3.13 builds CUDA matmuls and convolutions with its `TileAndFuse` pipeline. Its
+IREE 3.13 builds CUDA and ROCm matmuls and convolutions with its `TileAndFuse` pipeline. Its
 `#iree_gpu.lowering_config` and `translation_info` expose, per dispatch:
 
 - `reduction`: the reduction tile (halved and doubled);
 - `workgroup` with `thread` (SIMT code): the workgroup tile of a parallel loop doubled
   together with its thread tile, so the thread count stays right;
-- with a matrix intrinsic (`mma_kind`, tensor cores): the intrinsic itself (mma.sync
-  16x8x16 against wmma 16x16x16 of the same types, each subgroup covering the same
-  elements); the `subgroup` tile of a parallel loop (in intrinsics) doubled or halved,
-  which changes the number of subgroups and so `workgroup_size`; or doubled together with
+- with a matrix intrinsic (`mma_kind`: tensor cores, AMD's MFMA or WMMA): on NVIDIA, the
+  intrinsic itself (mma.sync 16x8x16 against wmma 16x16x16 of the same types, each
+  subgroup covering the same elements); the `subgroup` tile of a parallel loop (in
+  intrinsics) doubled or halved, which changes the number of subgroups and so
+  `workgroup_size`; or doubled together with
   the workgroup tile (same threads, larger tiles); the operands staged in shared memory
   or not (`promote_operands`);
 - the software pipelining depth of shared-memory loads (`prefetch_num_stages`).
@@ -25,6 +27,8 @@ Candidates come from each kind in turn, so that a small limit tries several. Wha
 refuses to build is dropped when it is compiled, as for llvm-cpu (3.13 refuses wmma in
 `TileAndFuse` for a 512x768x1024 f16 matmul: "'tensor.expand_shape' op expected dimension
 2 of collapsed type to be static value of ..."; every other kind above builds for sm_80).
+On gfx942 an f32 matmul's reduction, staging and pipelining candidates build, and an f16
+matmul's (MFMA_F32_16x16x16_F16) subgroup candidates too.
 """
 
 from __future__ import annotations
@@ -39,10 +43,14 @@ from autotune_dialect.iree_configs import tile_lists, with_lists
 from lowering.dispatch_configs import DispatchConfig
 
 MAX_THREADS = 1024
-"""Threads per workgroup that every CUDA architecture allows."""
+"""Threads per workgroup that every CUDA and AMD GPU architecture allows."""
 
 _INTRINSIC = re.compile(r"#iree_gpu\.mma_layout<(\w+)>")
-_INTRINSIC_SHAPE = re.compile(r"^(NV_MMA_SYNC|NV_WMMA)_(\w+?)_(\d+)x(\d+)x(\d+)_(\w+)$")
+_INTRINSIC_SHAPE = re.compile(
+    r"^(NV_MMA_SYNC|NV_WMMA|MFMA|WMMAR3|WMMAR4|WMMA)_(\w+?)_(\d+)x(\d+)x(\d+)_(\w+)$"
+)
+"""A matrix intrinsic's name: its family (NVIDIA's, or AMD's MFMA and WMMA), result type,
+M x N x K, input type."""
 _SHAPES = {"NV_MMA_SYNC": (16, 8, 16), "NV_WMMA": (16, 16, 16)}
 """The NVIDIA intrinsics IREE has for f16/bf16 inputs, by family: (M, N, K)."""
 _WORKGROUP_SIZE = re.compile(r"workgroup_size = \[(\d+), (\d+), (\d+)\]")
@@ -153,6 +161,8 @@ def _intrinsic(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[
     name, shape = current
     parts = _INTRINSIC_SHAPE.match(name)
     assert parts is not None
+    if parts[1] not in _SHAPES:
+        return  # AMD's: its other intrinsics of the same types differ in K
     for family, other in _SHAPES.items():
         if family == parts[1]:
             continue

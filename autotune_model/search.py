@@ -148,7 +148,7 @@ class Search:
             jobs,
             lambda r: progress.advance(r[0].dispatch if r else ""),
             alone=True,
-            gpu=self.options.target == "cuda",
+            gpu=self.options.target != "llvm-cpu",
         )
         self.measured.update({(m.dispatch, m.candidate.name): m for r in done for m in r})
         self.builds.times.benchmark_s += time.perf_counter() - started
