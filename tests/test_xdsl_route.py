@@ -1,9 +1,16 @@
 """The stock `xdsl-opt` route: `iree-autotune xdsl IN.mlir -o x.mlir`, then
 `xdsl-opt --allow-unregistered-dialect x.mlir -p 'autotune-to-iree{...}' -t iree`, gives what
-`iree-autotune lower --no-locations` gives, for every program that `lower` takes."""
+`iree-autotune lower --no-locations` gives, for every program that `lower` takes.
+
+Every .mlir of tests/data and examples/ says what `lower` does with it: a file whose first
+line is `// expected-error: LINE:COL: error: MESSAGE` (tests/data/verify, one per rule of
+docs/dialect.md) is refused with that diagnostic, by `lower` and by `iree-autotune xdsl`
+(the route's first step), without a traceback; every other file lowers, and a file that
+stops lowering fails its test."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +19,7 @@ import pytest
 from conftest import DATA
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from autotune_cli.main import main as cli_main
 from autotune_dialect import DiagnosticError, parse_module
 from autotune_dialect.ir import xdsl_text
 from lowering import lower_to_iree
@@ -19,6 +27,18 @@ from lowering import lower_to_iree
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).parent.parent
 CORPUS = sorted([*DATA.rglob("*.mlir"), *(ROOT / "examples").rglob("*.mlir")])
+EXPECTED_ERROR = re.compile(r"// expected-error: (\d+:\d+: error: .+)")
+
+
+def expected_error(path: Path) -> str | None:
+    """The diagnostic a file's first line says `lower` gives it (`{FILE}`: the file's
+    path), or None for a file that must lower."""
+    match = EXPECTED_ERROR.fullmatch(path.read_text().split("\n", 1)[0])
+    return None if match is None else f"{path}:{match[1]}".replace("{FILE}", str(path))
+
+
+VALID = [p for p in CORPUS if expected_error(p) is None]
+INVALID = [p for p in CORPUS if expected_error(p) is not None]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -75,20 +95,41 @@ def test_the_rfc_example_goes_through_the_stock_xdsl_opt(tmp_path):
 
 
 def _route_cases():
-    for path in CORPUS:
+    for path in VALID:
         for policy in ("static", "online"):
             yield pytest.param(path, policy, id=f"{path.relative_to(ROOT)}-{policy}")
 
 
+def test_the_corpus_holds_files_of_both_kinds():
+    """Each file of tests/data/verify is refused, and no other file is."""
+    verify = DATA / "verify"
+    assert INVALID == sorted(verify.glob("*.mlir"))
+    assert len(VALID) >= 50
+
+
 @pytest.mark.parametrize(("path", "policy"), list(_route_cases()))
-def test_every_file_lower_takes_lowers_the_same_through_xdsl_opt(path, policy, tmp_path):
+def test_every_valid_file_lowers_the_same_through_xdsl_opt(path, policy, tmp_path):
     text = path.read_text()
-    try:
-        expected = lower_to_iree(text, policy=policy, filename=str(path), locations=False)
-    except DiagnosticError:
-        pytest.skip("lower refuses it (an invalid program)")
+    expected = lower_to_iree(text, policy=policy, filename=str(path), locations=False)
     options = f'policy={policy} base_dir="{path.parent}"'
     assert through_xdsl_opt(text, str(path), tmp_path, options) == expected
+
+
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_invalid_file_is_refused_with_its_diagnostic(path, tmp_path, capsys):
+    """By `lower` under either policy, and by the command that starts the route (run in
+    this process: an exception other than the diagnostic would fail the test)."""
+    text = path.read_text()
+    for policy in ("static", "online"):
+        with pytest.raises(DiagnosticError) as refused:
+            lower_to_iree(text, policy=policy, filename=str(path), locations=False)
+        assert refused.value.render().split("\n", 1)[0] == expected_error(path)
+    out = tmp_path / "x.mlir"
+    assert cli_main(["xdsl", str(path), "-o", str(out)]) == 1
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    assert printed.err.split("\n", 1)[0] == expected_error(path)
+    assert not out.exists()
 
 
 RESOURCE_PROGRAM = """util.func public @f() -> tensor<2xf32> {
