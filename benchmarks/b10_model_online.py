@@ -115,10 +115,10 @@ def run(settings: Settings) -> CaseResult:
     from autotune_runtime import load
     from benchmarks.models import real_model
 
-    loads, budget = (2, 1.0) if settings.quick else (5, 6.0)
+    loads, budget = (1, 1.0) if settings.quick else (5, 6.0)
     model = real_model(MODEL)
     options = TuneOptions(
-        candidates=3 if settings.quick else 8,
+        candidates=2 if settings.quick else 8,
         faster_by=FASTER_BY,
         time_model=False,
         compile_cache=False,  # from scratch every run (B12 measures what a cache saves)

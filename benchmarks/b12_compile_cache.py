@@ -2,7 +2,7 @@
 
 Two of B7's models (`benchmarks.models`: the MLP and the conv net from JAX; the MLP alone,
 at its small size, with `--quick`) are each tuned by `tune_model` twice for llvm-cpu on the
-host CPU, with the default options (8 candidates per dispatch, 3 with `--quick`; round two
+host CPU, with the default options (8 candidates per dispatch, 2 with `--quick`; round two
 on; local workers) but no end-to-end timing (`time_model=False`: both runs then build with
 IREE's default options, so they build the same candidates), the two runs sharing one
 compile cache folder that is fresh for the model (in the run's scratch folder). The first
@@ -45,7 +45,7 @@ def _run(model, options: TuneOptions) -> dict:
 
 
 def run(settings: Settings) -> CaseResult:
-    candidates = 3 if settings.quick else 8
+    candidates = 2 if settings.quick else 8
     models = [mlp(quick=True)] if settings.quick else [mlp(), convnet()]
     rows = []
     for model in models:

@@ -180,7 +180,7 @@ def _one_model(model) -> dict:
 
 
 def run(settings: Settings) -> CaseResult:
-    online = _online_part(settings, 4 if settings.quick else 10)
+    online = _online_part(settings, 2 if settings.quick else 10)
     print(f"  B13 online: {online['agree']} of {online['runs']} agree with idle", flush=True)
     quality = _quality_part(settings)
     print(f"  B13 choice quality under load: {quality['chosen_over_best']}", flush=True)

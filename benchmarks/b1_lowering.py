@@ -37,8 +37,11 @@ MIN_COMPILE_BUDGET_S = 30.0
 ROUNDS = 5  # runs of `lower` per size
 
 
+QUICK_ROUNDS = 2  # a smoke run (--quick)
+
+
 def sizes(settings: Settings) -> tuple[int, ...]:
-    return (10, 30, 100) if settings.quick else (10, 100, 1000)
+    return (10, 30) if settings.quick else (10, 100, 1000)
 
 
 def lower_once(settings: Settings, groups: int, repeat: int = 0) -> dict:
@@ -78,7 +81,7 @@ def iree_compile(lowered: str, output: str, limit_s: float) -> tuple[float, bool
 
 def run(settings: Settings) -> CaseResult:
     runs: dict[int, list[dict]] = {groups: [] for groups in sizes(settings)}
-    for repeat in range(ROUNDS):
+    for repeat in range(QUICK_ROUNDS if settings.quick else ROUNDS):
         for groups, reports in runs.items():
             reports.append(lower_once(settings, groups, repeat))
     rows = []

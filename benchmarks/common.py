@@ -57,9 +57,17 @@ class CaseResult:
     detail: dict
     extra: dict = field(default_factory=dict)
     plot: str | None = None
+    seconds: float | None = None  # the case's wall time in the run
 
     def as_json(self) -> dict:
-        return {"id": self.id, "ratio": round(self.ratio, 4), **self.extra, "detail": self.detail}
+        took = {} if self.seconds is None else {"seconds": self.seconds}
+        return {
+            "id": self.id,
+            "ratio": round(self.ratio, 4),
+            **took,
+            **self.extra,
+            "detail": self.detail,
+        }
 
 
 def machine_info() -> dict:

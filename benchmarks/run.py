@@ -1,12 +1,16 @@
 """`make bench`: run the benchmark cases, write `results/latest.json` and `docs/benchmarks.md`.
 
-    python -m benchmarks.run [--quick] [--only B2,B3]
+    python -m benchmarks.run [--quick] [--only B2,B3] [--out DIR | --write-docs] [--dry-run]
 
-Each case prints its ratio as it finishes; none is an assertion. A full run writes
-`benchmarks/results/latest.json` (`{"machine": {...}, "cases": [{"id", "ratio", "detail"},
-...]}`) and regenerates `docs/benchmarks.md` and its plots (`docs/benchmarks/*.png`) from
-it. `--only` runs some cases and merges them into the existing results. `--quick` runs
-smaller versions of every case (a smoke test) and writes `results/quick.json` only.
+Each case prints its ratio as it finishes; none is an assertion. A whole run (every case,
+full size) writes `benchmarks/results/latest.json` (`{"machine": {...}, "cases": [{"id",
+"ratio", "seconds", "detail"}, ...]}`) and regenerates `docs/benchmarks.md` and its plots
+(`docs/benchmarks/*.png`) from it. A partial run, `--quick` (every case at its smallest
+settings: a smoke test of the cases and the page, a few minutes on 2 cores) or `--only`
+(some cases), writes its results, page and plots to `--out` (default
+`benchmarks/out/partial/`, not tracked) and leaves the tracked files alone;
+`--only ... --write-docs` merges its cases into `latest.json` and regenerates the page.
+`--dry-run` prints the cases and the files a run would write, and runs nothing.
 
 B1 runs last: `iree-compile` of its 1000 groups is the longest step, so it gets the time
 left (`--budget`, 22 minutes by default) and reports a bound if it is cut.
@@ -19,6 +23,7 @@ import json
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import (
@@ -36,11 +41,12 @@ from benchmarks import (
     b12_compile_cache,
     b13_busy,
 )
-from benchmarks.common import RESULTS, CaseResult, Settings, machine_info
+from benchmarks.common import DOCS, PLOTS, RESULTS, ROOT, CaseResult, Settings, machine_info
 
 # Run order: B1 last, so that its 1000-group compile gets the time the others left.
 ORDER = ("B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "B12", "B13", "B1")
 BUDGET_S = 22 * 60  # `make bench` finishes within 23 minutes on a 2-core machine
+PARTIAL = ROOT / "benchmarks" / "out" / "partial"  # where partial runs write (git-ignored)
 CASES = {
     "B1": b1_lowering.run,
     "B2": b2_overhead.run,
@@ -59,9 +65,31 @@ CASES = {
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="smaller sizes; results/quick.json")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="every case at its smallest settings (a smoke test)"
+    )
     parser.add_argument("--only", metavar="B1,B2", help="comma-separated case ids")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help=f"folder for the results, page and plots (default for --quick and --only: "
+        f"{PARTIAL.relative_to(ROOT)})",
+    )
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="with --only: merge the cases into results/latest.json and regenerate "
+        "docs/benchmarks.md and its plots",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the cases and the files to write; run none"
+    )
     parser.add_argument(
         "--budget",
         type=float,
@@ -77,14 +105,40 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         unknown = [c for c in ids if c not in CASES]
         if unknown:
             parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(CASES)}")
+    if args.write_docs and args.quick:
+        parser.error("--write-docs with --quick: the page shows full-size runs only")
+    if args.write_docs and args.out is not None:
+        parser.error("--write-docs writes the tracked results and page; --out a folder: give one")
     args.ids = ids
     return args
 
 
-def merge(path: Path, machine: dict, results: list[CaseResult]) -> dict:
+@dataclass(frozen=True)
+class Outputs:
+    """The files a run writes: its results (JSON), the page made from them and its plots;
+    `merge`: the results file's other cases are kept (a run of some cases)."""
+
+    results: Path
+    page: Path
+    plots: Path
+    merge: bool
+
+
+def outputs(args: argparse.Namespace) -> Outputs:
+    """The tracked `results/latest.json`, `docs/benchmarks.md` and its plots for a whole run
+    or `--write-docs`; else `--out` (default `PARTIAL` for `--quick` and `--only`), so a
+    partial run never replaces the numbers of the last whole one."""
+    partial = args.quick or sorted(args.ids) != sorted(CASES)
+    if args.write_docs or (args.out is None and not partial):
+        return Outputs(RESULTS / "latest.json", DOCS / "benchmarks.md", PLOTS, merge=True)
+    folder = args.out if args.out is not None else PARTIAL
+    return Outputs(folder / "results.json", folder / "benchmarks.md", folder / "plots", False)
+
+
+def merge(path: Path | None, machine: dict, results: list[CaseResult]) -> dict:
     """The new cases over those already in `path` (when some were not run now)."""
     cases = {}
-    if path.exists():
+    if path is not None and path.exists():
         try:
             cases = {c["id"]: c for c in json.loads(path.read_text()).get("cases", [])}
         except (json.JSONDecodeError, AttributeError):
@@ -94,11 +148,8 @@ def merge(path: Path, machine: dict, results: list[CaseResult]) -> dict:
     return {"machine": machine, "cases": [cases[c] for c in CASES if c in cases]}
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    started = time.perf_counter()
-    machine = machine_info()
-    print(f"benchmarks on {machine['cpu']} ({machine['cores']} cores), device {machine['device']}")
+def run_cases(args: argparse.Namespace) -> list[CaseResult]:
+    """Run the chosen cases in `ORDER`, each case's wall time in its result."""
     results: list[CaseResult] = []
     with tempfile.TemporaryDirectory(prefix="iree-autotune-bench-") as scratch:
         deadline = time.monotonic() + args.budget - 30  # leave time for the page and plots
@@ -107,26 +158,45 @@ def main(argv: list[str] | None = None) -> int:
             case_start = time.perf_counter()
             print(f"{cid}: running", flush=True)
             result = CASES[cid](settings)
+            result.seconds = round(time.perf_counter() - case_start, 1)
             results.append(result)
             extra = "".join(f", {k} = {v}" for k, v in result.extra.items())
             print(
                 f"{cid} ratio {result.ratio:.4g}{extra}  ({result.meaning}; "
-                f"{time.perf_counter() - case_start:.0f} s)",
+                f"{result.seconds:.0f} s)",
                 flush=True,
             )
+    return results
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    out = outputs(args)
+    order = sorted(args.ids, key=ORDER.index)
+    if args.dry_run:
+        print(f"would run {', '.join(order)}{' (--quick)' if args.quick else ''} and write")
+        for path in (out.results, out.page, out.plots / "*.png"):
+            print(f"  {_shown(path)}")
+        return 0
+    started = time.perf_counter()
+    machine = machine_info()
+    print(f"benchmarks on {machine['cpu']} ({machine['cores']} cores), device {machine['device']}")
+    results = run_cases(args)
     machine["wall_s"] = round(time.perf_counter() - started, 1)
     machine["ran"] = [r.id for r in results]  # the cases of this run (others are merged in)
     machine["quick"] = args.quick
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / ("quick.json" if args.quick else "latest.json")
-    data = merge(path, machine, results)
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"wrote {path.relative_to(RESULTS.parent.parent)}")
-    if not args.quick:
-        from benchmarks.report import write_docs
+    data = merge(out.results if out.merge else None, machine, results)
+    out.results.parent.mkdir(parents=True, exist_ok=True)
+    out.results.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {_shown(out.results)}")
+    from benchmarks.report import write_docs
 
-        page = write_docs(data)
-        print(f"wrote {page.relative_to(RESULTS.parent.parent)} and its plots")
+    write_docs(data, out.page, out.plots)
+    print(f"wrote {_shown(out.page)} and its plots")
     print(f"benchmarks took {machine['wall_s']:.0f} s")
     return 0
 
