@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test fuzz demo bench lint clean
+.PHONY: install vulkan-driver test fuzz demo bench lint clean
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -12,10 +12,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,jax,ray,triton]'
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) vulkan-driver
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -q
+# A Vulkan device for tests/test_vulkan.py: Mesa's llvmpipe from apt-get where none can be
+# opened and root (or sudo without a password) can install it; never fails (the tests skip).
+vulkan-driver: $(STAMP)
+	.ci/vulkan-driver $(BIN)/python
+
+test: $(STAMP) vulkan-driver
+	$(BIN)/python -m pytest -q -rs
 
 # Many more fuzz examples than `test` runs, drawn afresh each time (FUZZ_EXAMPLES=N to change).
 fuzz: $(STAMP)
