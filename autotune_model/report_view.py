@@ -17,6 +17,7 @@ from autotune_model.report import (
     format_us,
     summary_lines,
 )
+from autotune_runtime.report import show_fitted
 
 
 def _shown(d: DispatchResult) -> tuple[CandidateResult | None, str]:
@@ -123,22 +124,12 @@ def write_plot(report: TuneReport, path: str | Path) -> None:
     plt.close(figure)
 
 
-WIDEST = 10_000
-"""The most characters a line of the table takes on a stream that is not a terminal."""
-
-
 def print_report(report: TuneReport, console: Console | None = None) -> None:
-    """The table and the summary lines on standard output (or `console`)."""
+    """The table (or its lines, where the screen or `COLUMNS` is too narrow for it) and
+    the summary lines on standard output (or `console`)."""
     console = console or Console(highlight=False)
-    table = dispatch_table(report)
-    width = console.measure(table, options=console.options.update(max_width=WIDEST)).maximum
-    if not console.is_terminal:  # a file or a pipe: one line per row, however long
-        console.width = max(console.width, width)
-    if report.dispatches and width > console.width:
-        for line in dispatch_lines(report):
-            console.print(line, markup=False)
-    elif report.dispatches:
-        console.print(table)
+    if report.dispatches:  # (a file or a pipe without COLUMNS: one line per row)
+        show_fitted(console, dispatch_table(report), dispatch_lines(report))
     else:
         console.print("no dispatch was tuned")
     for line in summary_lines(report):

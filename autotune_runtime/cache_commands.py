@@ -18,11 +18,12 @@ from autotune_runtime.cli_common import cache_path, command, console
 @command
 def cmd_report(args: argparse.Namespace) -> int:
     from autotune_runtime.cache import TuningCache
-    from autotune_runtime.report import panels_from_entries, variant_table, write_plot
+    from autotune_runtime.report import panels_from_entries, show_variants, write_plot
 
+    path = cache_path(args)
+    refuse_overwrite([("TUNING", args.tuning), ("--cache", path)], [("--plot", args.plot)])
     if args.tuning is not None:
         return args.show_tuning_report(args.tuning, args.plot)
-    path = cache_path(args)
     if not path.exists():
         print(f"no tuning decisions: {path} does not exist" + _no_plot(args))
         return 0
@@ -36,7 +37,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 0
     out = console()
     for panel in panels:
-        out.print(variant_table(panel))
+        show_variants(out, panel)
         if panel.tie_text:
             print(panel.tie_text)
     if args.plot:
@@ -98,6 +99,7 @@ def cmd_cache_import(args: argparse.Namespace) -> int:
     if problem is not None:
         raise DiagnosticError(f"{args.file}: {problem}")
     path = cache_path(args)
+    refuse_overwrite([("FILE", args.file)], [("--cache", path)])
     cache = TuningCache(path)
     try:
         count = cache.import_(data)  # all or nothing

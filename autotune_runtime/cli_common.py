@@ -97,10 +97,13 @@ def is_text_file(path: Path) -> bool:
 
 
 def console():
-    """A console for tables on standard output (wide enough when it is not a terminal)."""
+    """A console for tables on standard output: as wide as the terminal, or as `COLUMNS`
+    says, else (a file or a pipe) at least 120 columns."""
     from rich.console import Console
 
+    from autotune_runtime.report import unbounded
+
     out = Console(highlight=False)
-    if not out.is_terminal:
+    if unbounded(out):
         out.width = max(out.width, 120)
     return out

@@ -5,13 +5,16 @@ module's `stats()`; both carry per-variant summaries in nanoseconds (`median_ns`
 `spread_ns`, `samples`, `failed`, `rejected`, `eliminated`). Entries imported from elsewhere
 may lack some of it: what is missing is shown as such, never guessed.
 
-`rich` is imported when a table is built and `matplotlib` (Agg, no display) only when a plot
-is written, so importing this module is cheap.
+A table is shown where the screen is wide enough for it; else each row as a line or two,
+its names first and whole (`show_decisions`, `show_variants`). `rich` is imported when a
+table is built and `matplotlib` (Agg, no display) only when a plot is written, so
+importing this module is cheap.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING
 from autotune_contracts.files import atomic_output
 
 if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
     from rich.table import Table
 
     from autotune_runtime.cache import Entry
@@ -231,13 +235,10 @@ def variant_table(panel: Panel) -> Table:
     from rich.table import Table
 
     table = Table(title=panel.title, title_justify="left", show_edge=True)
-    table.add_column("variant")
-    table.add_column("samples", justify="right")
-    table.add_column("median (µs)", justify="right")
-    table.add_column("spread (µs)", justify="right")
-    table.add_column("min (µs)", justify="right")
-    table.add_column("vs winner", justify="right")
-    table.add_column("status")
+    table.add_column("variant", overflow="fold")
+    for header in ("samples", "median\n(µs)", "spread\n(µs)", "min\n(µs)", "vs\nwinner"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
     for row in panel.rows:
         ratio = f"{row.ratio:.2f}x" if row.ratio is not None else MISSING
         style = "bold green" if row.winner else ("red" if row.failed or row.rejected else None)
@@ -259,26 +260,92 @@ def decision_table(panels: list[Panel], title: str = "decisions") -> Table:
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    table.add_column("group")
-    table.add_column("workload")
-    table.add_column("decision")
-    table.add_column("median (µs)", justify="right")
-    table.add_column("runner-up", justify="right")
-    table.add_column("calls", justify="right")
-    table.add_column("source")
+    for header in ("group", "workload", "decision"):
+        table.add_column(header, overflow="fold")
+    for header in ("median\n(µs)", "next\nbest", "calls"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("source", overflow="fold")
     for panel in panels:
-        winner = panel.winner_row
-        others = [r.ratio for r in panel.rows if not r.winner and r.ratio is not None]
-        table.add_row(
-            panel.group,
-            workload_text(panel.workload),
-            panel.decision or "exploring",
-            _num(winner.median_us if winner else None),
-            f"{min(others):.2f}x" if others else MISSING,
-            MISSING if panel.explored_calls is None else str(panel.explored_calls),
-            panel.source + (", tie-break" if panel.tie else ""),
-        )
+        table.add_row(*_decision_cells(panel))
     return table
+
+
+def _decision_cells(panel: Panel) -> tuple[str, ...]:
+    """Group, workload, decision, its median, the next best's ratio to it, calls, source."""
+    winner = panel.winner_row
+    others = [r.ratio for r in panel.rows if not r.winner and r.ratio is not None]
+    return (
+        panel.group,
+        workload_text(panel.workload),
+        panel.decision or "exploring",
+        _num(winner.median_us if winner else None),
+        f"{min(others):.2f}x" if others else MISSING,
+        MISSING if panel.explored_calls is None else str(panel.explored_calls),
+        panel.source + (", tie-break" if panel.tie else ""),
+    )
+
+
+def decision_lines(panels: list[Panel], title: str = "decisions") -> list[str]:
+    """`decision_table` for a screen too narrow for it: two lines per row, the group
+    first, then its workload, the decision and the rest."""
+    lines = [title]
+    for panel in panels:
+        group, workload, decision, median, other, calls, source = _decision_cells(panel)
+        lines.append(group)
+        lines.append(
+            f"  {workload}: {decision}, median {median} µs, next best {other}, calls {calls}, "
+            + source
+        )
+    return lines
+
+
+def variant_lines(panel: Panel) -> list[str]:
+    """`variant_table` for a screen too narrow for it: two lines per variant, its name and
+    status first."""
+    lines = [panel.title]
+    for row in panel.rows:
+        status = ("* " if row.winner else "") + row.status
+        lines.append(row.name + (f" ({status})" if status else ""))
+        ratio = f"{row.ratio:.2f}x" if row.ratio is not None else MISSING
+        lines.append(
+            f"  samples {MISSING if row.samples is None else row.samples}, median "
+            f"{_num(row.median_us)} µs, spread {_num(row.spread_us)} µs, min "
+            f"{_num(row.min_us)} µs, vs winner {ratio}"
+        )
+    return lines
+
+
+WIDEST = 10_000
+"""The most characters a table's line may take when its width is measured."""
+
+
+def unbounded(console: Console) -> bool:
+    """Whether `console` writes to a file or a pipe without `COLUMNS` set: no screen's
+    width to fit (the tables are written one line per row, however long)."""
+    return not console.is_terminal and not os.environ.get("COLUMNS")
+
+
+def show_fitted(console: Console, table: Table, lines: list[str]) -> None:
+    """`table` where the console is wide enough for it, else `lines` (wrapped at the
+    width, never cut); on a file or a pipe without `COLUMNS`, the table, however wide."""
+    width = console.measure(table, options=console.options.update(max_width=WIDEST)).maximum
+    if unbounded(console):
+        console.width = max(console.width, width)
+    if width <= console.width:
+        console.print(table)
+        return
+    for line in lines:
+        console.print(line, markup=False, highlight=False)
+
+
+def show_decisions(console: Console, panels: list[Panel]) -> None:
+    """The decisions: `decision_table`, or `decision_lines` on a narrow screen."""
+    show_fitted(console, decision_table(panels), decision_lines(panels))
+
+
+def show_variants(console: Console, panel: Panel) -> None:
+    """A panel's variants: `variant_table`, or `variant_lines` on a narrow screen."""
+    show_fitted(console, variant_table(panel), variant_lines(panel))
 
 
 # --- plots ----------------------------------------------------------------------------

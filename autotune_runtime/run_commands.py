@@ -295,7 +295,7 @@ def keys_to_tune(module) -> list[tuple[int, Key]]:
 
 @command
 def cmd_tune(args: argparse.Namespace) -> int:
-    from autotune_runtime.report import decision_table, panels_from_stats
+    from autotune_runtime.report import panels_from_stats, show_decisions
 
     refuse_overwrite(
         [("MODULE", args.module), ("--cache", cache_path(args))], [("--export", args.export)]
@@ -334,7 +334,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 + where
             )
         if panels:
-            console().print(decision_table(panels))
+            show_decisions(console(), panels)
         for panel in panels:
             if panel.tie_text:
                 print(f"{panel.short_title}: {panel.tie_text}")
