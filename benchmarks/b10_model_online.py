@@ -39,7 +39,6 @@ condition computed at the function's entry) and static, in the same interleaving
 from __future__ import annotations
 
 import hashlib
-import json
 import pickle
 import statistics
 import time
@@ -53,14 +52,13 @@ from benchmarks.common import (
     CaseResult,
     Settings,
     compile_module,
-    device_array,
     freeze,
     interleaved,
     load_module,
     median,
     no_gc,
-    raw_function,
 )
+from benchmarks.online_setup import decision_rows, device_calls, static_build
 
 MODEL = "bert_flax"
 GOAL_CALLS = 100
@@ -219,10 +217,7 @@ def _chain(settings: Settings) -> dict:
             chosen = modules["explicit, expected"]  # set to the expected variants: fast path
             for group in chosen.groups.values():
                 chosen.function(group.setter)(group.variants[group.expected])
-        calls = []
-        for module in modules.values():
-            function, arg = raw_function(module, "run0"), device_array(module, x)
-            calls.append(lambda f=function, a=arg: f(a))
+        calls = device_calls(modules.values(), "run0", x)
         times = interleaved(calls, 300 if settings.quick else 3000)
         for module in modules.values():
             module.close()
@@ -256,7 +251,6 @@ def _chain_builds(settings: Settings, x: np.ndarray, dynamic: bool) -> dict[str,
         builds["explicit"] = compile_module(text, "explicit")
     with load_module(builds["online"]) as online:
         decisions = _settle_chain(online, x)
-    rows = [{"group": g, "workload": list(k), "variant": v} for (g, k), v in decisions.items()]
     expected = {
         int(g.split("::")[0][1:]): int(v.rsplit("_v", 1)[1]) for (g, _), v in decisions.items()
     }
@@ -264,8 +258,8 @@ def _chain_builds(settings: Settings, x: np.ndarray, dynamic: bool) -> dict[str,
     builds["online, expected"] = compile_module(named, "online")
     if not dynamic:
         builds["explicit, expected"] = compile_module(named, "explicit")
-    frozen = freeze(settings, f"b10_chain{'_dynamic' if dynamic else ''}", rows)
-    builds["static"] = compile_module(text, "static", frozen)
+    name = f"b10_chain{'_dynamic' if dynamic else ''}"
+    builds["static"] = static_build(settings, name, text, decision_rows(decisions))
     return builds
 
 
@@ -273,9 +267,7 @@ def _frozen(settings, model, options, executor, decisions: dict) -> bytes:
     """The static build of `decisions`: the tuning replayed with `freeze=True`."""
     from autotune_model import tune_model
 
-    path = settings.scratch / "b10_decisions.json"
-    rows = [{"group": g, "workload": list(k), "variant": v} for (g, k), v in decisions.items()]
-    path.write_text(json.dumps({"decisions": rows}))
+    path = freeze(settings, "b10_decisions", decision_rows(decisions))
     frozen = replace(options, freeze=True, cache=str(path))
     return tune_model(model.text, frozen, filename=MODEL, executor=executor).vmfb
 

@@ -28,6 +28,8 @@ length's choice in its site's table of committed keys (with a table of the last 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from benchmarks.common import (
@@ -36,7 +38,6 @@ from benchmarks.common import (
     Settings,
     compile_module,
     device_array,
-    freeze,
     interleaved,
     load_module,
     median,
@@ -46,6 +47,7 @@ from benchmarks.common import (
     tune_online,
 )
 from benchmarks.kernels import add_module, many_groups_module
+from benchmarks.online_setup import decision_rows, device_calls, static_build
 
 SIZE = 4096
 VARIANTS = 3
@@ -62,11 +64,26 @@ def _rss_kib() -> int:
     return int(status.split("VmRSS:")[1].split()[0])
 
 
-def overhead(
-    settings: Settings, size: int, device: str, calls: int, tuned_with: list | None = None
-) -> dict:
-    """A committed online module against the static build of its winner, interleaved call
-    by call on `device`, at `size` elements."""
+@dataclass
+class TunedPair:
+    """The add module online, tuned until committed, and the static build of its winner,
+    both loaded and checked."""
+
+    online: object
+    static: object
+    online_vmfb: bytes
+    static_vmfb: bytes
+    winner: str
+    tuning_calls: int
+
+    def close(self) -> None:
+        self.online.close()
+        self.static.close()
+
+
+def tuned_pair(settings: Settings, size: int, device: str) -> TunedPair:
+    """The online add module of `size` elements tuned on `device` until it commits, and the
+    static build of its winner (both builds compiled once per run)."""
     from autotune_runtime import load
 
     text = add_module(size, VARIANTS)
@@ -74,22 +91,25 @@ def overhead(
     online = load(online_vmfb, device=device, cache=False)
     x = np.arange(size, dtype=np.float32)
     tuning_calls, _ = tune_online(online, lambda: online.run(x))
-    ((_, winner),) = online.decisions().items()
-    decision = [{"group": "adds::add", "workload": [], "variant": winner}]
+    decisions = online.decisions()
+    ((_, winner),) = decisions.items()
     static_vmfb = settings.memo(
         f"b2_static_{size}_{winner}",
-        lambda: compile_module(text, "static", freeze(settings, f"b2_{size}_{winner}", decision)),
+        lambda: static_build(settings, f"b2_{size}_{winner}", text, decision_rows(decisions)),
     )
     static = load(static_vmfb, device=device, cache=False)
     for module in (online, static):
         np.testing.assert_array_equal(module.run(x), x + 1)
-    functions = [raw_function(m, "run") for m in (online, static)]
-    args = [device_array(m, x) for m in (online, static)]
-    times = interleaved(
-        [lambda f=f, a=a: f(a) for f, a in zip(functions, args, strict=True)], calls, warmup=50
-    )
-    online.close()
-    static.close()
+    return TunedPair(online, static, online_vmfb, static_vmfb, winner, tuning_calls)
+
+
+def overhead(settings: Settings, size: int, device: str, calls: int) -> dict:
+    """A committed online module against the static build of its winner, interleaved call
+    by call on `device`, at `size` elements."""
+    pair = tuned_pair(settings, size, device)
+    x = np.arange(size, dtype=np.float32)
+    times = interleaved(device_calls((pair.online, pair.static), "run", x), calls, warmup=50)
+    pair.close()
     on, st = median(times[0]), median(times[1])
     return {
         "device": device,
@@ -98,7 +118,7 @@ def overhead(
         "static_median_us": round(st / 1e3, 3),
         "overhead_ns": round(on - st, 1),
         "ratio": round(on / st, 4),
-        "tuning_calls": tuning_calls,
+        "tuning_calls": pair.tuning_calls,
     }
 
 
@@ -120,7 +140,7 @@ def many_sizes(settings: Settings, rounds: int) -> dict:
     (gid,) = online.groups
     for n in sizes:
         online.cache.put(Entry(online.tuner.cache_key(gid, (n,)), "g0_v0", {}, {}, time.time()))
-    static = load_module(compile_module(text, "static", freeze(settings, "b2_many", rows)))
+    static = load_module(static_build(settings, "b2_many", text, rows))
     modules = (online, static)
     functions = [raw_function(m, "run0") for m in modules]
     args = [{n: device_array(m, np.ones(n, np.float32)) for n in sizes} for m in modules]
@@ -148,28 +168,17 @@ def many_sizes(settings: Settings, rounds: int) -> dict:
 def run(settings: Settings) -> CaseResult:
     calls = 1000 if settings.quick else 5000
     pairs = 2 if settings.quick else 5
-    text = add_module(SIZE, VARIANTS)
-    online_vmfb = compile_module(text, "online")
-    online = load_module(online_vmfb)
-    x = np.arange(SIZE, dtype=np.float32)
-    tuning_calls, _ = tune_online(online, lambda: online.run(x))
-    ((_, winner),) = online.decisions().items()
-    cache = freeze(settings, "b2", [{"group": "adds::add", "workload": [], "variant": winner}])
-    static_vmfb = compile_module(text, "static", cache)
-    static = load_module(static_vmfb)
-    for module in (online, static):
-        np.testing.assert_array_equal(module.run(x), x + 1)
+    pair = tuned_pair(settings, SIZE, DEVICE)
+    online_vmfb, static_vmfb = pair.online_vmfb, pair.static_vmfb
+    winner, tuning_calls = pair.winner, pair.tuning_calls
 
     # The same comparison inside this process, interleaved call by call.
-    functions = [raw_function(m, "run") for m in (online, static)]
-    args = [device_array(m, x) for m in (online, static)]
+    x = np.arange(SIZE, dtype=np.float32)
+    same_calls = device_calls((pair.online, pair.static), "run", x)
     rss_before = _rss_kib()
-    same = interleaved(
-        [lambda f=f, a=a: f(a) for f, a in zip(functions, args, strict=True)], calls, warmup=100
-    )
+    same = interleaved(same_calls, calls, warmup=100)
     leak = (_rss_kib() - rss_before) / (calls + 100)
-    online.close()
-    static.close()
+    pair.close()
 
     runs = []
     for pair in range(pairs):

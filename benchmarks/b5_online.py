@@ -32,25 +32,24 @@ from benchmarks.b3_protocol import FACTORS, SIZE, speed_vmfb
 from benchmarks.common import (
     CaseResult,
     Settings,
-    compile_module,
-    device_array,
     freeze,
     interleaved,
     load_module,
     median,
     probe,
-    raw_function,
     time_in_process,
 )
 from benchmarks.kernels import speed_module
+from benchmarks.online_setup import decision_rows, device_calls, static_build
 
 CALLS = 1000
+GROUP = "work::step"
 
 
 def run(settings: Settings) -> CaseResult:
     pairs = 2 if settings.quick else 5
     best = f"x{min(FACTORS)}"
-    cache = freeze(settings, "b5", [{"group": "work::step", "workload": [], "variant": best}])
+    cache = freeze(settings, "b5", decision_rows({(GROUP, ()): best}))
     builds = {"online": speed_vmfb(settings), "static": speed_vmfb(settings, "static", cache)}
     runs = []
     for pair in range(pairs):
@@ -137,16 +136,10 @@ def variant_call_times(
     for factor in FACTORS:
         name = f"x{factor}"
         if name not in builds:
-            cache = freeze(
-                settings, f"b5_{name}", [{"group": "work::step", "workload": [], "variant": name}]
-            )
-            builds[name] = compile_module(speed_module(FACTORS, SIZE), "static", cache)
+            rows = decision_rows({(GROUP, ()): name})
+            builds[name] = static_build(settings, f"b5_{name}", speed_module(FACTORS, SIZE), rows)
     modules = {name: load_module(vmfb) for name, vmfb in builds.items()}
-    x = np.ones(SIZE, np.float32)
-    calls = []
-    for module in modules.values():
-        function, arg = raw_function(module, "step"), device_array(module, x)
-        calls.append(lambda f=function, a=arg: f(a))
+    calls = device_calls(modules.values(), "step", np.ones(SIZE, np.float32))
     times = interleaved(calls, rounds, warmup=5)
     for module in modules.values():
         module.close()
