@@ -106,8 +106,12 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     outputs = [("-o", args.output), ("--report", report)]
     outputs += [("--spec-out", args.spec_out)] if args.spec_out else []
     refuse_overwrite(
-        [("input", args.input), ("--cache", args.cache), ("--spec-in", args.spec_in)], outputs
+        [("input", args.input), ("--cache", args.cache), ("--spec-in", args.spec_in)],
+        [*outputs, ("--compile-cache", args.compile_cache)],
     )
+    if args.compile_cache and Path(args.compile_cache).exists():
+        if not Path(args.compile_cache).is_dir():
+            raise DiagnosticError(f"--compile-cache {args.compile_cache} is a file, not a folder")
     check_output_folders(outputs)
     text = read_source(args.input)
     if args.spec_in:

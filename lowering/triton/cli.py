@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from autotune_contracts.files import refuse_overwrite
 from lowering.triton.bundle import ImportedKernel
 from lowering.triton.compile import INSTALL_HINT, import_triton
 from lowering.triton.signature import (
@@ -36,6 +37,33 @@ def _constexpr_value(text: str) -> tuple[str, Any]:
         return name, value  # a bare string
 
 
+def _refuse_overwrite(args: argparse.Namespace, paths: dict[str, Path]) -> None:
+    """Before any work: no module, PTX file or bundle written over the kernel's source, a
+    configs file or a bundle read, or over another output."""
+    inputs = [("KERNEL", _source_file(args.kernel)), ("--configs", _source_file(args.configs))]
+    inputs += [("--from-bundle", bundle) for bundle in args.from_bundle or []]
+    outputs = [("-o", path) for path in paths.values()]
+    if args.ptx_file:
+        outputs += [("the PTX file of -o", p.with_suffix(".ptx")) for p in paths.values()]
+    if args.bundle:
+        outputs += [("--bundle", p.with_suffix(".json")) for p in paths.values()]
+    refuse_overwrite(inputs, outputs)
+
+
+def _source_file(text: str | None) -> str | None:
+    """The file a `KERNEL` or `--configs` argument reads (`file.py:NAME`, `FILE.json`,
+    `@FILE`), None where it names none (a module path, JSON text)."""
+    if text is None:
+        return None
+    text = text.strip()
+    if text.startswith("@"):
+        return text[1:]
+    if text.endswith(".json"):
+        return text
+    source = text.rpartition(":")[0].strip()
+    return source if source.endswith(".py") or "/" in source else None
+
+
 def cmd_import_triton(args: argparse.Namespace) -> int:
     """Run `import-triton`: compile (or rebuild from bundles) and write one module per arch."""
     archs = [a.strip() for a in args.arch.split(",") if a.strip()]
@@ -47,11 +75,15 @@ def cmd_import_triton(args: argparse.Namespace) -> int:
                 raise TritonImportError(f"two bundles for {k.arch}; give one per arch")
             kernels[k.arch] = k
         archs = list(kernels)
+        paths = output_paths(args.output, archs)
+        _refuse_overwrite(args, paths)
     else:
         if args.kernel is None or args.signature is None or args.grid is None:
             raise TritonImportError("KERNEL, --signature and --grid are required")
         if not archs:
             raise TritonImportError("--arch names no architecture")
+        paths = output_paths(args.output, archs)
+        _refuse_overwrite(args, paths)
         kernels = import_triton(
             args.kernel,
             args.signature,
@@ -67,7 +99,6 @@ def cmd_import_triton(args: argparse.Namespace) -> int:
             entry=args.entry,
             ptx_version=args.ptx_version,
         )
-    paths = output_paths(args.output, archs)
     for arch, kernel in kernels.items():
         written = kernel.write(paths[arch], embed=not args.ptx_file)
         if args.bundle:
