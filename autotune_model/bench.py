@@ -204,7 +204,8 @@ def bench_module(
     return BenchModule(text + ("\n" + blobs if blobs else ""), kernel, tuple(operands), repeat)
 
 
-def _kernel_root(module: ir.Module, kernel: str) -> ir.Operation:
+def kernel_function(module: ir.Module, kernel: str) -> ir.Operation | None:
+    """The `func.func @kernel` of an executable in `module` (IREE's IR), or None."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -214,9 +215,14 @@ def _kernel_root(module: ir.Module, kernel: str) -> ir.Operation:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    if not found:
+    return found[0] if found else None
+
+
+def _kernel_root(module: ir.Module, kernel: str) -> ir.Operation:
+    function = kernel_function(module, kernel)
+    if function is None:
         raise ValueError(f"the bench module has no kernel function @{kernel}")
-    root = root_op(found[0])
+    root = root_op(function)
     if root is None:
         raise ValueError(f"@{kernel} has no linalg op to give a compilation_info")
     return root

@@ -24,6 +24,7 @@ from autotune_dialect.flow import DispatchOp
 from autotune_dialect.generic_text import generic_text
 from autotune_dialect.interop import op_name
 from autotune_dialect.symbols import lookup_symbol
+from autotune_model.bench import kernel_function
 from autotune_model.measure import ModelFunction
 
 _DISAGREEMENT = re.compile(r"to be (\d+), but found (\d+)")
@@ -49,18 +50,10 @@ def _specialized(ir, text: str, kernel: str, sizes: list[int]):
     """The module of `text` whose kernel function takes `sizes` as constants instead of
     its index arguments (IREE's IR); None when its index arguments are not as many."""
     module = ir.Module.parse(text)
-    found = []
-
-    def visit(op):
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == kernel:
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    if not found:
+    function = kernel_function(module, kernel)
+    if function is None:
         return None
-    block = found[0].regions[0].blocks[0]
+    block = function.regions[0].blocks[0]
     index = ir.IndexType.get()
     arguments = [a for a in block.arguments if a.type == index]
     if len(arguments) != len(sizes):
