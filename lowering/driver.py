@@ -25,7 +25,7 @@ from autotune_contracts.policy import Policy
 from autotune_dialect.diagnostics import named_value
 from lowering.autotune_to_iree import lower_to_iree
 
-TARGETS = ("llvm-cpu", "cuda", "rocm")
+TARGETS = ("llvm-cpu", "cuda", "rocm", "vulkan")
 DEFAULT_CUDA_ARCH = "sm_80"
 CUDA_ARCHS = (
     "sm_60",
@@ -64,6 +64,13 @@ ROCM_ARCHS = (
 )
 """AMD GPU architectures iree-compile 3.13 builds for (probed: others, such as gfx906,
 gfx1030 or gfx1102, are refused with "Unknown ROCM target")."""
+DEFAULT_VULKAN_ARCH = "vp_android_baseline_2022"
+"""iree-compile's own Vulkan target (SPIR-V 1.3, no subgroup operations, 128 threads a
+workgroup), which Mesa's llvmpipe runs. Others are GPU families or chips (`ampere`,
+`rdna3`, `valhall4`, `adreno`, `gfx1100`, `sm_86`, `llvmpipe`, ...), checked by asking
+iree-compile (`vulkan_arch_problem`)."""
+_VULKAN_ARCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_UNKNOWN_VULKAN = re.compile(r"Unknown Vulkan target '")
 _CPU_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
 _UNKNOWN_CPU = re.compile(r"is not a recognized processor|^Unknown CPU for target", re.MULTILINE)
 _ACCEPTED_CPUS = re.compile(r"^List of accepted CPUs: (.*)$", re.MULTILINE)
@@ -82,7 +89,8 @@ def check_target(target: str, arch: str | None = None) -> str:
     both are known to iree-compile; else a `DiagnosticError` listing what is accepted.
 
     `cuda` takes one of `CUDA_ARCHS`, `rocm` one of `ROCM_ARCHS`; `llvm-cpu` takes `host`
-    or a CPU name that iree-compile's LLVM knows (asked once per name: `cpu_problem`)."""
+    or a CPU name that iree-compile's LLVM knows (asked once per name: `cpu_problem`);
+    `vulkan` a target iree-compile knows (`vulkan_arch_problem`)."""
     if target not in TARGETS:
         raise DiagnosticError(
             f"unknown target {_shown(str(target))}; expected one of {', '.join(TARGETS)}"
@@ -95,6 +103,8 @@ def check_target(target: str, arch: str | None = None) -> str:
                 + ", ".join(ROCM_ARCHS)
             )
         return arch
+    if target == "vulkan":
+        return _checked_vulkan_arch(DEFAULT_VULKAN_ARCH if arch is None else arch)
     if target == "cuda":
         arch = DEFAULT_CUDA_ARCH if arch is None else arch
         if arch not in CUDA_ARCHS:
@@ -129,6 +139,37 @@ def cpu_problem(cpu: str) -> str | None:
     return _cpu_refusal(log, cpu)
 
 
+def _checked_vulkan_arch(arch: str) -> str:
+    if not isinstance(arch, str) or _VULKAN_ARCH.fullmatch(arch) is None:
+        raise DiagnosticError(
+            f"{_shown(str(arch))} is not a Vulkan target name; expected e.g. "
+            f"{DEFAULT_VULKAN_ARCH} (the default), ampere, rdna3 or valhall4"
+        )
+    problem = None if arch == DEFAULT_VULKAN_ARCH else vulkan_arch_problem(arch)
+    if problem is not None:
+        raise DiagnosticError(problem)
+    return arch
+
+
+@functools.cache
+def vulkan_arch_problem(arch: str) -> str | None:
+    """Why iree-compile refuses `arch` as a Vulkan target, or None. It is asked with a
+    module of one elementwise dispatch (a second); an unknown target makes it crash after
+    saying so (`Unknown Vulkan target`)."""
+    probe = (
+        "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %b = arith.addf %a, %a : tensor<4xf32>\n  return %b : tensor<4xf32>\n}\n"
+    )
+    _, _, log = run_iree_compile(probe, [*_flags("vulkan", arch), "--compile-to=hal"])
+    if _UNKNOWN_VULKAN.search(log) is None:
+        return None
+    return (
+        f"iree-compile does not know the Vulkan target {_shown(arch)}; it knows "
+        f"{DEFAULT_VULKAN_ARCH} (the default), GPU families such as ampere, rdna3, valhall4 "
+        "or adreno, and chips such as gfx1100 or sm_86"
+    )
+
+
 def _cpu_refusal(log: str, cpu: str) -> str | None:
     """The message for a compiler log that says the CPU is unknown, else None."""
     if _UNKNOWN_CPU.search(log) is None:
@@ -147,6 +188,8 @@ def _flags(target: str, arch: str) -> list[str]:
         ]
     if target == "rocm":
         return ["--iree-hal-target-device=hip", f"--iree-rocm-target={arch}"]
+    if target == "vulkan":
+        return ["--iree-hal-target-device=vulkan", f"--iree-vulkan-target={arch}"]
     return ["--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}"]
 
 
