@@ -383,7 +383,7 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
             module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
             context = rt.SystemContext(vm_modules=[module], config=config)
             function = context.modules[module.name][BENCH_FUNCTION]
-            results[index].outputs = host_outputs(function(*device_inputs()))
+            results[index].outputs = host_outputs(function(*device_inputs()), config.device)
             for _ in range(job.warmup):
                 function(*inputs)
             functions[index] = function
@@ -416,11 +416,17 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
     return results
 
 
-def host_outputs(values) -> list[np.ndarray]:
-    """A call's results as numpy arrays that own their data."""
+def host_outputs(values, device) -> list[np.ndarray]:
+    """A call's results on `device` (an IREE `HalDevice`) as numpy arrays that own their
+    data, read back as the device allows (`devices.read_back`: a Vulkan buffer through a
+    staging buffer)."""
+    import iree.runtime as rt
+
+    from autotune_runtime.devices import read_back
+
     values = values if isinstance(values, tuple | list) else (values,)
     return [
-        np.array(v.to_host(), copy=True) if hasattr(v, "to_host") else np.asarray(v) for v in values
+        read_back(device, v) if isinstance(v, rt.DeviceArray) else np.asarray(v) for v in values
     ]
 
 

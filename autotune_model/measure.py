@@ -263,7 +263,7 @@ def check_model(
             run = tuned.function(function)
             done = 0
             while True:
-                got = host_outputs(run(*host_args))
+                got = host_outputs(run(*host_args), tuned.config.device)
                 done += 1
                 if expected is not None and not agree(got, expected, tolerance):
                     return f"call {done} gave other results than the stock build"
@@ -291,7 +291,8 @@ def _stock_outputs(
     config = rt.Config(device)
     stock_module = rt.VmModule.copy_buffer(config.vm_instance, stock_vmfb)
     stock_context = rt.SystemContext(vm_modules=[stock_module], config=config)
-    return host_outputs(stock_context.modules[stock_module.name][function](*host_args))
+    outputs = stock_context.modules[stock_module.name][function](*host_args)
+    return host_outputs(outputs, config.device)
 
 
 def time_model(

@@ -106,9 +106,14 @@ from lowering.driver import (
     target_flags,
 )
 
-DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda", "rocm": "hip"}
+DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda", "rocm": "hip", "vulkan": "vulkan"}
 """The device each target is timed on unless `TuneOptions.device` names another."""
-DRIVERS = {"llvm-cpu": ("local-task", "local-sync"), "cuda": ("cuda",), "rocm": ("hip",)}
+DRIVERS = {
+    "llvm-cpu": ("local-task", "local-sync"),
+    "cuda": ("cuda",),
+    "rocm": ("hip",),
+    "vulkan": ("vulkan",),
+}
 """The IREE drivers that run each target's modules."""
 STOCK_TUNED_TOO = 0.7
 """With `--base auto`, a chosen option set whose build took at least this share of the

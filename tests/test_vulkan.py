@@ -136,3 +136,17 @@ def test_run_and_tune_on_the_vulkan_device(tmp_path):
     chosen = re.search(r"tagged::add workload \[\]: v(\d) \(from cache\)", ran.stdout)
     assert chosen is not None, ran.stdout
     assert f"result[0]: 16xf32={' '.join([str(int(chosen.group(1)) + 1)] * 16)}" in ran.stdout
+
+
+def test_tune_model_writes_a_module_that_gives_numpys_results_on_vulkan(tmp_path):
+    """`tune-model --target vulkan` times and checks on the vulkan device (its read-backs
+    through a staging buffer) and writes a module that computes the model."""
+    out = tmp_path / "mlp.vmfb"
+    tuned = cli("tune-model", EXAMPLES / "mlp.mlir", "--target", "vulkan", "-o", out)
+    assert tuned.returncode == 0, tuned.stderr
+    rng = np.random.default_rng(3)
+    shapes = [(16, 256), (256, 512), (512,), (512, 128), (128,)]
+    x, w1, b1, w2, b2 = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    expected = np.maximum(x @ w1 + b1, 0) @ w2 + b2
+    with load(out, device="vulkan", cache=False) as module:
+        np.testing.assert_allclose(module.mlp(x, w1, b1, w2, b2), expected, rtol=1e-4, atol=1e-3)
