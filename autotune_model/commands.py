@@ -18,7 +18,8 @@ from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import atomic_output, read_source, refuse_overwrite
 from autotune_contracts.policy import Policy
 from autotune_model.base_builds import AUTO, BASES
-from lowering.driver import TARGETS
+from lowering.compile_options import ARCH_HELP, add_compile_arg_option, add_object_search_option
+from lowering.driver import TARGETS, check_target, compile_args_problem, object_search_flags
 
 POLICIES = (Policy.ONLINE.value, Policy.EXPLICIT.value, Policy.STATIC.value)
 """The policies `tune-model` offers (init tunes at load, which a model run does not show)."""
@@ -116,6 +117,10 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     text = read_source(args.input)
     if args.spec_in:
         read_source(args.spec_in)  # an unreadable spec is refused before any work
+    compile_args = (*object_search_flags(args.object_search_path), *args.iree_compile_arg)
+    problem = compile_args_problem(args.target, check_target(args.target, args.arch), compile_args)
+    if problem is not None:
+        raise DiagnosticError(problem)  # before any work, rather than failing every build
     options = TuneOptions(
         target=args.target,
         arch=args.arch,
@@ -138,6 +143,7 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
         device=args.device,
         spec_in=args.spec_in,
         spec_out=bool(args.spec_out),
+        compile_args=compile_args,
     )
     if args.cache and not args.freeze:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
@@ -178,7 +184,9 @@ def add_command(sub) -> None:
     )
     tune.add_argument("input", metavar="MODEL.mlir", help="linalg/tensor or StableHLO input IR")
     tune.add_argument("--target", choices=TARGETS, default="llvm-cpu")
-    tune.add_argument("--arch", help="CUDA architecture (sm_80, sm_90) or CPU name")
+    tune.add_argument("--arch", help=ARCH_HELP)
+    add_object_search_option(tune)
+    add_compile_arg_option(tune)
     tune.add_argument(
         "--device",
         metavar="URI",

@@ -9,6 +9,7 @@ CPUs as a machine has, so that Ray never runs two on the same device.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -53,7 +54,11 @@ class LocalExecutor:
             return SerialExecutor().run(function, jobs, done)
         results: list[Result] = [None] * len(jobs)
         with ThreadPoolExecutor(min(self.workers, len(jobs))) as pool:
-            futures = {pool.submit(function, job): i for i, job in enumerate(jobs)}
+            # each job in a copy of this thread's context (`driver.user_flags`)
+            futures = {
+                pool.submit(contextvars.copy_context().run, function, job): i
+                for i, job in enumerate(jobs)
+            }
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 done(results[futures[future]])

@@ -104,6 +104,7 @@ from lowering.driver import (
     model_error,
     run_iree_compile,
     target_flags,
+    user_flags,
 )
 
 DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda", "rocm": "hip", "vulkan": "vulkan"}
@@ -326,16 +327,17 @@ def tune_model(
     per core). The compile cache (`options.compile_cache`) serves the default compile job
     only: an injected one builds every candidate itself."""
     jobs = (compile_job, benchmark_job)
-    if progress is None and not quiet and watched():
-        with TerminalProgress() as shown:
+    with user_flags(options.compile_args):
+        if progress is None and not quiet and watched():
+            with TerminalProgress() as shown:
+                tuned, machine = watch_machine(
+                    lambda: _tune(model, options, filename, executor, shown, jobs)
+                )
+        else:
+            shown = progress or NoProgress()
             tuned, machine = watch_machine(
                 lambda: _tune(model, options, filename, executor, shown, jobs)
             )
-    else:
-        shown = progress or NoProgress()
-        tuned, machine = watch_machine(
-            lambda: _tune(model, options, filename, executor, shown, jobs)
-        )
     tuned.report.machine = machine
     timing = tuned.report.timing
     if options.strict_timing and timing is not None and not timing.steady:

@@ -68,6 +68,9 @@ class TuneOptions:
     # an IREE tuning spec whose configurations are the incumbents (`tuning_spec`)
     spec_in: str | None = None
     spec_out: bool = False  # write the frozen configurations as a tuning spec (`TunedModel.spec`)
+    # the user's iree-compile flags (an object search path's included), passed on to every
+    # build: candidates, option sets, the stock build (`driver.user_flags`)
+    compile_args: tuple[str, ...] = ()
 
 
 @dataclass

@@ -7,6 +7,8 @@ compile outlives the command that started it.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import os
 import re
@@ -14,7 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,10 +195,27 @@ def _flags(target: str, arch: str) -> list[str]:
     return ["--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}"]
 
 
+_USER_FLAGS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "user_flags", default=()
+)
+
+
+@contextlib.contextmanager
+def user_flags(flags: Sequence[str]) -> Iterator[None]:
+    """While the block runs, every build of a target (`target_flags`, `compile_lowered`)
+    passes `flags` on to iree-compile after the target's own: the user's flags, for a
+    command that runs many builds (tune-model: candidates, option sets, the stock build)."""
+    token = _USER_FLAGS.set(tuple(flags))
+    try:
+        yield
+    finally:
+        _USER_FLAGS.reset(token)
+
+
 def target_flags(target: str, arch: str | None = None) -> list[str]:
     """`iree-compile` flags selecting a target (llvm-cpu: the host CPU unless `arch`),
-    checked first (`check_target`)."""
-    return _flags(target, check_target(target, arch))
+    checked first (`check_target`), and the user's (`user_flags`)."""
+    return [*_flags(target, check_target(target, arch)), *_USER_FLAGS.get()]
 
 
 def object_search_flags(folders: Sequence[str | Path]) -> list[str]:
@@ -248,7 +267,7 @@ def compile_lowered(
     (`compiler_error`): `source`, the text of the user's file `filename`, gives the line
     shown under one in that file."""
     arch = check_target(target, arch)
-    flags = _flags(target, arch)
+    flags = [*_flags(target, arch), *_USER_FLAGS.get()]
     folders = [object_dir] if object_dir is not None else []
     flags += object_search_flags([*folders, *object_search])
     flags += extra_args or []

@@ -142,3 +142,49 @@ def test_a_flag_iree_compile_refuses_is_its_message(rfc_example, tmp_path, flag,
     assert failed.stderr.startswith("error: iree-compile refused its flags: ")
     assert message in failed.stderr and "Traceback" not in failed.stderr
     assert not out.exists()
+
+
+# --- tune-model: the user's flags reach every build it runs ----------------------------------
+
+
+def test_tune_model_passes_the_users_flags_to_every_build(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from small_models import MLP, SMALL, assert_computes_the_mlp, fake_benchmark
+
+    import autotune_model.bench as bench
+    import autotune_model.pipeline as pipeline
+    import lowering.driver as driver
+    from autotune_model import tune_model
+
+    dump = tmp_path / "sources"
+    flag = f"--iree-hal-dump-executable-sources-to={dump}"
+    commands: list[list[str]] = []
+    real = driver.run_iree_compile
+
+    def recording(text, flags, *args, **kwargs):
+        commands.append(list(flags))
+        return real(text, flags, *args, **kwargs)
+
+    for module in (driver, bench, pipeline):
+        monkeypatch.setattr(module, "run_iree_compile", recording)
+    options = replace(SMALL, compile_args=(flag,), compile_cache=False)
+    tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
+    builds = [c for c in commands if any(f.startswith("--iree-hal-target-device") for f in c)]
+    assert len(builds) >= 4  # the stock build, candidates, the tuned module...
+    assert all(flag in c for c in builds), [c for c in builds if flag not in c]
+    assert any(dump.glob("*.mlir"))
+    assert_computes_the_mlp(tuned.vmfb)
+    assert flag not in driver.target_flags("llvm-cpu")  # outside tune_model: none
+
+
+def test_tune_model_refuses_a_flag_iree_compile_refuses_before_any_work(tmp_path):
+    model = tmp_path / "mlp.mlir"
+    model.write_text((DATA / "flow" / "src" / "mlp.mlir").read_text())
+    out = tmp_path / "mlp.vmfb"
+    result = run("tune-model", model, "-o", out, "--iree-compile-arg=--iree-nope")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "iree-compile refused its flags: Unknown command line argument '--iree-nope'" in (
+        result.stderr
+    )
+    assert not out.exists()
