@@ -5,19 +5,26 @@ lines per dispatch where a terminal is too narrow), the summary lines, a bar cha
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from autotune_model.report import (
     CACHE,
+    FAILED,
+    NOISE,
+    REFERENCE,
     CandidateResult,
     DispatchResult,
     TuneReport,
     format_us,
     summary_lines,
 )
-from autotune_runtime.report import show_fitted
+from autotune_runtime.report import save_figure, show_fitted
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
 
 
 def _shown(d: DispatchResult) -> tuple[CandidateResult | None, str]:
@@ -89,39 +96,89 @@ def dispatch_lines(report: TuneReport) -> list[str]:
     return lines
 
 
-def write_plot(report: TuneReport, path: str | Path) -> None:
-    """A bar chart: default and best time of every dispatch, and the model end to end."""
-    import matplotlib
+def not_kept(d: DispatchResult) -> str:
+    """Why a dispatch runs IREE's own configuration, in a few words (for the plot)."""
+    if _from_cache(d):
+        return "from the tuning cache"
+    tried = [c for c in d.candidates if c.fate != REFERENCE and c.fate not in FAILED]
+    timed = [c for c in tried if c.median_ns]
+    if not timed:
+        return "not kept: no candidate ran"
+    fastest = min(timed, key=lambda c: c.median_ns or 0.0)
+    detail = fastest.detail or ""
+    if fastest.fate == NOISE:
+        return "not kept: within noise"
+    if detail.startswith("the model was"):
+        return "not kept: slower in the model"
+    if detail.startswith("the tuned module failed"):
+        return "not kept: the module failed its check"
+    return "not kept: none faster"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    rows = [
-        (d.export, d.default_ns, d.best.median_ns if d.best else None) for d in report.dispatches
-    ]
-    if report.timing is not None:
-        rows.append(
-            (
-                f"@{report.timing.function} (end to end)",
-                report.timing.stock_ns,
-                report.timing.tuned_ns,
-            )
-        )
-    figure, axes = plt.subplots(figsize=(8, 0.5 * len(rows) + 1.5))
-    names = [r[0] for r in rows]
+def plot_rows(report: TuneReport) -> list[tuple[str, float | None, float | None, str]]:
+    """The plot's bars: name, default and tuned time (ns), and the tuned bar's label (the
+    speedup, or why nothing was kept); the model end to end last, where it was timed."""
+    rows = []
+    for d in report.dispatches:
+        tuned = d.best.median_ns if d.best else None
+        if d.kept or _from_cache(d):
+            speedup = d.speedup
+            label = f"{speedup:.2f}x" if speedup else "-"
+            label += " (from the tuning cache)" if _from_cache(d) else ""
+        else:
+            label = not_kept(d)
+        rows.append((d.export, d.default_ns, tuned, label))
+    timing = report.timing
+    if timing is not None:
+        label = f"{timing.stock_ns / timing.tuned_ns:.2f}x" if timing.tuned_ns else "-"
+        rows.append((f"@{timing.function} (end to end)", timing.stock_ns, timing.tuned_ns, label))
+    return rows
+
+
+def report_figure(report: TuneReport) -> Figure:
+    """A bar chart: default and tuned time of every dispatch, and the model end to end;
+    each tuned bar says its speedup, or why nothing was kept (those names in gray)."""
+    from matplotlib.figure import Figure
+
+    rows = plot_rows(report)
+    figure = Figure(figsize=(9, 0.5 * len(rows) + 1.5), dpi=100)
+    axes = figure.add_subplot()
     ys = range(len(rows))
-    default = [(r[1] or 0) / 1000 for r in rows]
-    best = [(r[2] or 0) / 1000 for r in rows]
-    axes.barh([y + 0.2 for y in ys], default, height=0.4, label="default / stock")
-    axes.barh([y - 0.2 for y in ys], best, height=0.4, label="tuned")
-    axes.set_yticks(list(ys), names, fontsize=7)
+    axes.barh(
+        [y + 0.2 for y in ys],
+        [(r[1] or 0) / 1000 for r in rows],
+        height=0.4,
+        label="default / stock",
+    )
+    tuned = axes.barh(
+        [y - 0.2 for y in ys], [(r[2] or 0) / 1000 for r in rows], height=0.4, label="tuned"
+    )
+    for bar, (_, _, _, label) in zip(tuned, rows, strict=True):
+        axes.annotate(
+            label,
+            (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=7,
+            color="tab:gray" if label.startswith("not kept") else "black",
+        )
+    axes.set_yticks(list(ys), [r[0] for r in rows], fontsize=7)
+    for tick, row in zip(axes.get_yticklabels(), rows, strict=True):
+        if row[3].startswith("not kept"):
+            tick.set_color("tab:gray")
     axes.invert_yaxis()
+    axes.margins(x=0.3)  # room for the labels
     axes.set_xlabel("median time (us)")
     axes.set_title(f"tune-model {report.model} ({report.target})")
-    axes.legend()
+    axes.legend(loc="lower right", fontsize=7)
     figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
+    return figure
+
+
+def write_plot(report: TuneReport, path: str | Path) -> None:
+    """`report_figure`, written atomically to `path` (the format follows the suffix)."""
+    save_figure(report_figure(report), path)
 
 
 def print_report(report: TuneReport, console: Console | None = None) -> None:
@@ -151,5 +208,7 @@ def show_report(path: str, plot: str | None) -> int:
             write_plot(report, plot)
         except OSError as err:
             raise DiagnosticError(f"cannot write {plot}: {err.strerror or err}") from None
+        except ValueError as err:  # a suffix of no format matplotlib writes
+            raise DiagnosticError(f"{plot}: {err}") from None
         print(f"plot written to {plot}")
     return 0

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from autotune_contracts.files import atomic_output
 
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
     from rich.console import Console
     from rich.table import Table
 
@@ -266,7 +267,8 @@ def decision_table(panels: list[Panel], title: str = "decisions") -> Table:
         table.add_column(header, justify="right", no_wrap=True)
     table.add_column("source", overflow="fold")
     for panel in panels:
-        table.add_row(*_decision_cells(panel))
+        *cells, source = _decision_cells(panel)
+        table.add_row(*cells, source.replace(", ", ",\n"))  # `tuned,` over `tie-break`
     return table
 
 
@@ -352,46 +354,66 @@ def show_variants(console: Console, panel: Panel) -> None:
 
 
 def write_plot(panels: list[Panel], path: str | Path) -> None:
-    """A bar chart per panel (median, error bar = spread, winner highlighted), written
-    atomically to `path`; the format follows the suffix (PNG when there is none)."""
+    """`variant_figure`, written atomically to `path`; the format follows the suffix (PNG
+    when there is none)."""
+    save_figure(variant_figure(panels), path)
+
+
+def save_figure(fig: Figure, path: str | Path) -> None:
+    """`fig` written atomically to `path` in the format of its suffix (PNG when there is
+    none); a format matplotlib cannot write is a ValueError naming those it can."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
     target = Path(path)
     fmt = target.suffix.lstrip(".").lower() or "png"
-    fig = Figure(figsize=(6.4 * min(len(panels), 2), 3.6 * math.ceil(len(panels) / 2)), dpi=100)
     canvas = FigureCanvasAgg(fig)
     if fmt not in canvas.get_supported_filetypes():
         raise ValueError(
             f"cannot write a .{fmt} plot; use one of: "
             + ", ".join(sorted(canvas.get_supported_filetypes()))
         )
+    with atomic_output(target) as tmp, open(tmp, "wb") as out:
+        fig.savefig(out, format=fmt)
+
+
+def _bar_label(row: VariantRow) -> str:
+    """What a variant's bar says: its ratio to the winner, or what became of it."""
+    if row.winner:
+        return "winner" if row.median_us is not None else "winner (not measured)"
+    if row.failed or row.rejected:
+        return row.status
+    return f"{row.ratio:.2f}x" if row.ratio is not None else ""
+
+
+def variant_figure(panels: list[Panel]) -> Figure:
+    """A bar chart per panel: each measured variant's median (error bar = spread, winner
+    in green, failed or rejected in red, with its ratio to the winner or its status). A
+    variant never measured has no bar: the panel's title names it (`not measured: v3`)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4 * min(len(panels), 2), 3.6 * math.ceil(len(panels) / 2)), dpi=100)
     columns = min(len(panels), 2)
     rows = math.ceil(len(panels) / columns)
     for index, panel in enumerate(panels, start=1):
         ax = fig.add_subplot(rows, columns, index)
-        names = [r.name for r in panel.rows]
-        heights = [r.median_us or 0.0 for r in panel.rows]
-        errors = [r.spread_us or 0.0 for r in panel.rows]
+        shown = [
+            r for r in panel.rows if r.median_us is not None or r.failed or r.rejected or r.winner
+        ]
+        unmeasured = [r.name for r in panel.rows if r not in shown]
         colors = [
             "tab:green" if r.winner else ("tab:red" if r.failed or r.rejected else "tab:gray")
-            for r in panel.rows
+            for r in shown
         ]
-        bars = ax.bar(names, heights, yerr=errors, color=colors, capsize=4)
-        for bar, row in zip(bars, panel.rows, strict=True):
-            label = (
-                row.status
-                if row.failed or row.rejected
-                else MISSING
-                if row.median_us is None
-                else f"{row.ratio:.2f}x"
-                if row.ratio is not None
-                else ""
-            )
-            if row.winner:
-                label = "winner" if row.median_us is not None else "winner (no data)"
+        bars = ax.bar(
+            [r.name for r in shown],
+            [r.median_us or 0.0 for r in shown],
+            yerr=[r.spread_us or 0.0 for r in shown],
+            color=colors,
+            capsize=4,
+        )
+        for bar, row in zip(bars, shown, strict=True):
             ax.annotate(
-                label,
+                _bar_label(row),
                 (bar.get_x() + bar.get_width() / 2, bar.get_height() + (row.spread_us or 0.0)),
                 ha="center",
                 va="bottom",
@@ -399,9 +421,11 @@ def write_plot(panels: list[Panel], path: str | Path) -> None:
                 xytext=(0, 2),
                 textcoords="offset points",
             )
-        ax.set_title(panel.short_title, fontsize=10)
+        title = panel.short_title
+        if unmeasured:
+            title += "\nnot measured (no bar): " + ", ".join(unmeasured)
+        ax.set_title(title, fontsize=10)
         ax.set_ylabel("median (µs)")
         ax.margins(y=0.15)
     fig.tight_layout()
-    with atomic_output(target) as tmp, open(tmp, "wb") as out:
-        fig.savefig(out, format=fmt)
+    return fig
