@@ -4,12 +4,16 @@ the README, in order, in one folder per page (empty for the tutorial; with a cop
 docs/tutorial.ipynb executes without an error. docs/triton.md and every `import-triton`
 command run in test_triton_docs.py, which also checks what they write.
 
+Each block is a test of its own (`test_every_block_runs_in_order[tune_model.md:58]`); a
+block's test first runs the page's earlier blocks that have not run, so that one block can
+be selected alone. A Python block whose first line is `# needs: torch, onnx` (an optional
+frontend) is skipped, naming the modules this interpreter lacks, where one is missing.
 Shell blocks run in `bash -euo pipefail` with this interpreter's scripts folder (the venv's
-`bin/`) first on PATH; Python blocks run in one shared namespace, like a reader's session.
-The tuning cache is the per-test one of `conftest.py` (`IREE_AUTOTUNE_CACHE`), so nothing
-is written to the user's cache. Blocks of `make` targets and benchmark runs are the
-project's own entry points, which CI (`make test`) or a person (`make demo`; `make bench`,
-about an hour) runs.
+`bin/`) first on PATH; Python blocks run in one shared namespace per page, like a reader's
+session. Each page has its own tuning cache in its folder (`IREE_AUTOTUNE_CACHE`), so
+nothing is written to the user's cache. Blocks of `make` targets and benchmark runs are
+the project's own entry points, which CI (`make test`) or a person (`make demo`; `make
+bench`, about an hour) runs: they are not collected here.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbclient
@@ -116,62 +121,109 @@ def missing_modules(code: str) -> list[str]:
     return [n for n in names if importlib.util.find_spec(n.split(".")[0]) is None]
 
 
-def run_blocks(page: Path, folder: Path) -> int:
-    """Run the ```sh and ```python blocks of `page` in order in `folder`; how many ran."""
-    env = scripts_env()
-    namespace: dict = {"__name__": "__docs__"}
-    ran = 0
-    for lang, code, line in fenced_blocks(page.read_text()):
-        where = f"{page.name}:{line}"
-        if lang == "sh" and (runs_entry_points_only(code) or IMPORT_TRITON in code):
-            continue
+def runs_here(lang: str, code: str) -> bool:
+    """A block this file runs: sh and python, except the project's entry points and the
+    `import-triton` commands (test_triton_docs.py runs those)."""
+    if lang == "sh":
+        return not runs_entry_points_only(code) and IMPORT_TRITON not in code
+    return lang == "python"
+
+
+def page_blocks(page: Path) -> list[tuple[str, str, int]]:
+    """The blocks of `page` that run here, in order."""
+    return [b for b in fenced_blocks(page.read_text()) if runs_here(b[0], b[1])]
+
+
+@dataclass
+class PageRun:
+    """A page's blocks run in order in one folder, its Python blocks in one namespace."""
+
+    page: Path
+    folder: Path
+    env: dict[str, str]
+    blocks: list[tuple[str, str, int]]
+    namespace: dict = field(default_factory=lambda: {"__name__": "__docs__"})
+    done: int = 0
+    """How many of `blocks` have run (or been skipped)."""
+    failed: str | None = None
+    """Where the block that failed is: the later ones do not run."""
+
+    def run_through(self, index: int) -> None:
+        """Run the blocks up to `index`; skip the test where that block needs a module
+        this interpreter lacks, fail it where that block or an earlier one fails."""
+        if self.failed is not None:
+            line = self.blocks[index][2]
+            pytest.fail(f"{self.page.name}:{line} not run: the block at {self.failed} failed")
+        while self.done <= index:
+            lang, code, line = self.blocks[self.done]
+            where = f"{self.page.name}:{line}"
+            self.done += 1
+            missing = missing_modules(code) if lang == "python" else []
+            if missing and self.done - 1 == index:
+                pytest.skip(f"{where} needs {', '.join(missing)} (an optional frontend)")
+            if missing:
+                continue
+            self.failed = where
+            self.run_block(lang, code, where)
+            self.failed = None
+
+    def run_block(self, lang: str, code: str, where: str) -> None:
         if lang == "sh":
-            done = run_sh(code, folder, env)
+            done = run_sh(code, self.folder, self.env)
             assert done.returncode == 0, (
                 f"the sh block at {where} failed ({done.returncode}):\n{code}\n"
                 f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
             )
-            ran += 1
-        elif lang == "python" and missing_modules(code):
-            print(f"{where}: not run: needs {', '.join(missing_modules(code))}")
-        elif lang == "python":
-            cwd = os.getcwd()
-            os.chdir(folder)
-            try:
-                exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the docs' code
-            finally:
-                os.chdir(cwd)
-            ran += 1
-    return ran
+            return
+        cwd = os.getcwd()
+        os.chdir(self.folder)
+        try:
+            exec(compile(code, where, "exec"), self.namespace)  # noqa: S102 - the docs' code
+        finally:
+            os.chdir(cwd)
 
 
-def test_every_tutorial_block_runs_in_order(tmp_path):
-    assert run_blocks(TUTORIAL, tmp_path) >= 8
+BLOCK_CASES = [
+    pytest.param(page, index, id=f"{page.name}:{line}")
+    for page in [TUTORIAL, *PAGES]
+    for index, (_, _, line) in enumerate(page_blocks(page))
+]
+
+
+@pytest.fixture(scope="module")
+def page_runs() -> dict[Path, PageRun]:
+    """Each page's run, shared by its blocks' tests."""
+    return {}
+
+
+def page_run(runs: dict[Path, PageRun], page: Path, tmp_path_factory) -> PageRun:
+    """The page's run, its folder made on first use."""
+    if page not in runs:
+        folder = tmp_path_factory.mktemp(page.stem)
+        if page != TUTORIAL:
+            shutil.copytree(ROOT / "examples", folder / "examples")
+            (folder / ".venv").symlink_to(Path(sys.prefix))
+        env = scripts_env()
+        env["IREE_AUTOTUNE_CACHE"] = str(folder / "tuning-cache.sqlite3")
+        runs[page] = PageRun(page, folder, env, page_blocks(page))
+    return runs[page]
+
+
+@pytest.mark.parametrize(("page", "index"), BLOCK_CASES)
+def test_every_block_runs_in_order(page, index, page_runs, tmp_path_factory, monkeypatch):
+    run = page_run(page_runs, page, tmp_path_factory)
+    monkeypatch.setenv("IREE_AUTOTUNE_CACHE", run.env["IREE_AUTOTUNE_CACHE"])
+    run.run_through(index)
+
+
+def test_the_tutorial_runs_its_steps_as_blocks():
+    assert len(page_blocks(TUTORIAL)) >= 8
 
 
 def test_every_block_has_a_language():
     for page in [*PAGES, TUTORIAL, DOCS / "triton.md"]:
         for lang, code, line in fenced_blocks(page.read_text()):
             assert lang, f"{page.name}:{line}: a block without a language ({code[:40]!r})"
-
-
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_every_block_of_the_page_runs_in_order(page, tmp_path):
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
-    blocks = fenced_blocks(page.read_text())
-    runnable = [code for lang, code, _ in blocks if lang in RUNNABLE]
-    ran = run_blocks(page, tmp_path)
-    skipped = [
-        c
-        for lang, c, _ in blocks
-        if lang in RUNNABLE
-        and (
-            (lang == "sh" and (runs_entry_points_only(c) or IMPORT_TRITON in c))
-            or (lang == "python" and missing_modules(c))
-        )
-    ]
-    assert ran == len(runnable) - len(skipped)
 
 
 def test_the_notebook_executes(tmp_path):
@@ -241,3 +293,43 @@ def test_every_python_block_of_the_dialect_page_runs_alone(tmp_path):
             exec(compile(code, f"dialect.md:{line}", "exec"), {"__name__": "__docs__"})  # noqa: S102
     finally:
         os.chdir(cwd)
+
+
+OPTIONAL_PAGE = """```python
+x = 1
+```
+
+```python
+# needs: no_such_frontend
+import no_such_frontend
+```
+
+```python
+y = x + 1
+```
+"""
+
+
+def test_a_block_needing_a_missing_module_is_a_skip_with_its_reason(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(OPTIONAL_PAGE)
+    run = PageRun(page, tmp_path, scripts_env(), page_blocks(page))
+    reason = r"page\.md:5 needs no_such_frontend \(an optional frontend\)"
+    with pytest.raises(pytest.skip.Exception, match=reason):
+        run.run_through(1)
+    run.run_through(2)
+    assert run.namespace["y"] == 2
+    alone = PageRun(page, tmp_path, scripts_env(), page_blocks(page))
+    alone.run_through(2)  # the last block selected alone: the first runs, the second not
+    assert alone.namespace["y"] == 2
+
+
+def test_the_blocks_after_a_failing_one_fail(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```sh\nfalse\n```\n\n```python\nx = 1\n```\n")
+    run = PageRun(page, tmp_path, scripts_env(), page_blocks(page))
+    with pytest.raises(AssertionError, match=r"the sh block at page\.md:1 failed \(1\)"):
+        run.run_through(0)
+    with pytest.raises(pytest.fail.Exception, match=r"page\.md:5 not run: .* page\.md:1 failed"):
+        run.run_through(1)
+    assert "x" not in run.namespace
