@@ -1,5 +1,6 @@
 """The `hal` ops the lowering creates to time variants on the host: `hal.devices.get`,
-`hal.fence.create`, `hal.tensor.barrier`, `hal.fence.await` and `hal.tensor.export`.
+`hal.fence.create`, `hal.tensor.barrier`, `hal.fence.await` and `hal.tensor.export`; and
+`hal.device.query`, which tells a module at load which device it runs on.
 
 Every other `hal` op (executables, exports, `hal.tensor.import`, ...) is IREE's: read and
 printed by IREE and kept by the import into xDSL as it is (docs/interop.md). The properties
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType, i32, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr, TensorType, i1, i32, i64
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -271,8 +272,70 @@ class TensorExportOp(IRDLOperation):
         printer.print_attribute(self.target.type)
 
 
+@trailing_attributes
+@lenient
+@irdl_op_definition
+class DeviceQueryOp(IRDLOperation):
+    """`%ok, %v = hal.device.query<%d : !hal.device> key("CATEGORY" :: "KEY") : i1, i1 =
+    false`: whether the device answers the key, and its answer (an `i1`; a key such as
+    `hal.device.id` takes a pattern, `vulkan*`)."""
+
+    name = "hal.device.query"
+
+    device = operand_def()
+    category = prop_def(StringAttr)
+    key = prop_def(StringAttr)
+    default_value = prop_def(IntegerAttr)
+    ok = result_def()
+    value = result_def()
+
+    def __init__(self, device: SSAValue, category: str, key: str):
+        properties = {
+            "category": StringAttr(category),
+            "key": StringAttr(key),
+            "default_value": IntegerAttr(0, i1),
+        }
+        build(self, [device], [i1, i1], properties)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DeviceQueryOp:
+        parser.parse_punctuation("<")
+        device = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        device = parser.resolve_operand(device, parser.parse_type())
+        parser.parse_punctuation(">")
+        parser.parse_keyword("key")
+        parser.parse_punctuation("(")
+        category = parser.parse_str_literal()
+        parser.parse_punctuation(":")
+        parser.parse_punctuation(":")
+        key = parser.parse_str_literal()
+        parser.parse_punctuation(")")
+        parser.parse_punctuation(":")
+        for punctuation in (None, ",", None, "="):
+            if punctuation is None:
+                parser.parse_type()
+            else:
+                parser.parse_punctuation(punctuation)
+        pos = parser.pos
+        if parser.parse_optional_keyword("false") is None:
+            parser.raise_error("expected the default answer false", pos)
+        return cls(device, category, key)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_operand(self.device)
+        printer.print_string(" : ")
+        printer.print_attribute(self.device.type)
+        printer.print_string("> key(")
+        printer.print_string_literal(self.category.data)
+        printer.print_string(" :: ")
+        printer.print_string_literal(self.key.data)
+        printer.print_string(") : i1, i1 = false")
+
+
 HAL = Dialect(
     "hal",
-    [DevicesGetOp, FenceCreateOp, FenceAwaitOp, TensorBarrierOp, TensorExportOp],
+    [DevicesGetOp, FenceCreateOp, FenceAwaitOp, TensorBarrierOp, TensorExportOp, DeviceQueryOp],
     [],
 )

@@ -41,7 +41,8 @@ from autotune_contracts.policy import POLICIES, Policy
 from autotune_dialect.bridge import iree_text
 from autotune_dialect.ir import deep_recursion, parse_module, verify_module
 from autotune_dialect.symbols import symbol_index
-from lowering.decisions import load_decisions, match_decisions
+from lowering.decisions import keeps_several_devices, load_decisions, match_decisions
+from lowering.device_table import DeviceTableLowering, device_drivers
 from lowering.discovery import check_call_cycles, check_other_uses, collect_groups, collect_sites
 from lowering.emitter import Emitter
 from lowering.exploration import OnlineLowering
@@ -60,6 +61,8 @@ LOWERINGS: dict[Policy, PolicyLowering] = {
     Policy.STATIC: StaticLowering(),
 }
 """The lowering of each policy; their `finish` runs in this order."""
+DEVICE_TABLE = DeviceTableLowering()
+"""`static` groups' lowering where several devices' decisions are kept (`--device all`)."""
 
 
 def lower_groups(
@@ -72,7 +75,8 @@ def lower_groups(
 ) -> None:
     """Lower every group of `module` and its sites in place; groups that name no policy
     have `policy`. `decisions` (from `decisions_from`; those of `device`, where a file
-    holds several devices') fix the `static` choices."""
+    holds several devices') fix the `static` choices; `device` `all` (or a list) keeps
+    several devices' decisions, chosen among at load (`lowering.device_table`)."""
     if policy not in POLICIES:
         raise DiagnosticError(f'unknown policy "{policy}"; expected one of ' + ", ".join(POLICIES))
     state = LoweringState.of(module, Policy(policy), base_dir)
@@ -86,6 +90,8 @@ def lower_groups(
     state.static_decisions = match_decisions(
         state.groups.values(), decisions or [], decisions_from, state.base_dir, device
     )
+    if keeps_several_devices(device):
+        state.device_drivers = device_drivers(state.static_decisions, decisions_from)
     for group in state.groups.values():
         LOWERINGS[group.policy].prepare(state, group)
     fast_paths = plan_fast_paths(state, sites)
@@ -103,7 +109,10 @@ def lower_site(state: LoweringState, site: Site) -> None:
     block = op.parent_block()
     assert block is not None
     em = Emitter(block, op, site.group.location("selection", op))
-    results = LOWERINGS[site.group.policy].lower_site(state, em, site)
+    lowering = LOWERINGS[site.group.policy]
+    if site.group.policy == Policy.STATIC and state.device_drivers is not None:
+        lowering = DEVICE_TABLE
+    results = lowering.lower_site(state, em, site)
     Rewriter.replace_op(op, [], results)
 
 

@@ -195,28 +195,45 @@ def _device_matches(decision: dict, device: str) -> bool:
     return (len(device) >= 4 and digest.startswith(device)) or device in (digest, driver)
 
 
+ALL_DEVICES = "all"
+"""`--device all`: keep the decisions of every device; each `static` group then chooses at
+load, by asking the device which it is (`lowering.device_table`)."""
+
+
+def keeps_several_devices(device: str | None) -> bool:
+    """Whether `--device` keeps several devices' decisions (`all`, or a list `a,b`)."""
+    return device is not None and (device == ALL_DEVICES or "," in device)
+
+
 def _of_one_device(
     named: dict[int, Numbered], decisions_from: str, device: str | None
 ) -> dict[int, Numbered]:
     """The decisions of one device: the one `device` names, else the only one there is;
     several devices and no choice, or a choice that names none or several, is an error
-    that lists them."""
+    that lists them. `all` keeps every device's, a list (`local-task,vulkan`) those it
+    names, each naming one."""
     every = [d for found in named.values() for _, d in found]
     labels = {str(d.get("device") or ""): _device_label(d) for d in every}
-    if device is not None:
-        chosen = {str(d.get("device") or "") for d in every if _device_matches(d, device)}
-        if len(chosen) != 1:
-            raise DiagnosticError(
-                f"--device {device!r} names {'several' if chosen else 'none'} of the devices "
-                f"whose decisions {decisions_from} holds for this module: "
-                + "; ".join(labels[k] for k in sorted(chosen or labels))
-                + " (give a device's digest, its first characters, or its driver)"
-            )
+    if device == ALL_DEVICES:
+        chosen = set(labels)
+    elif device is not None:
+        chosen = set()
+        for name in device.split(","):
+            named_devices = {str(d.get("device") or "") for d in every if _device_matches(d, name)}
+            if len(named_devices) != 1:
+                raise DiagnosticError(
+                    f"--device {name!r} names {'several' if named_devices else 'none'} of the "
+                    f"devices whose decisions {decisions_from} holds for this module: "
+                    + "; ".join(labels[k] for k in sorted(named_devices or labels))
+                    + " (give a device's digest, its first characters, or its driver)"
+                )
+            chosen |= named_devices
     elif len(labels) > 1:
         raise DiagnosticError(
             f"{decisions_from} holds decisions for this module made on {len(labels)} devices: "
             + "; ".join(labels[k] for k in sorted(labels))
-            + "; choose one with --device (a digest, its first characters, or a driver)"
+            + "; choose one with --device (a digest, its first characters, or a driver), "
+            "or keep each device's with --device all (the module then asks the device at load)"
         )
     else:
         chosen = set(labels)
@@ -229,19 +246,19 @@ def _of_one_device(
 def _one_per_key(
     named: dict[int, Numbered], groups: dict[int, Group], decisions: Decisions, decisions_from: str
 ) -> None:
-    """Refuse two decisions of one group at one workload key (which would stand is not
-    said), at the second one's place in the file."""
+    """Refuse two decisions of one group at one workload key on one device (which would
+    stand is not said), at the second one's place in the file."""
     for gid, found in named.items():
-        first: dict[tuple[int, ...], tuple[int, dict]] = {}
+        first: dict[tuple, tuple[int, dict]] = {}
         for index, decision in found:
-            key = tuple(decision["workload"])
+            key = (str(decision.get("device") or ""), *decision["workload"])
             if key not in first:
                 first[key] = (index, decision)
                 continue
             earlier, chosen = first[key]
             raise DiagnosticError(
                 f"decisions #{earlier} and #{index} of {decisions_from} both decide "
-                f"{groups[gid].display_name} at workload {list(key)} (@{chosen['variant']} "
+                f"{groups[gid].display_name} at workload {list(key[1:])} (@{chosen['variant']} "
                 f"and @{decision['variant']}); keep one",
                 decisions.place(index),
                 decisions.text or None,

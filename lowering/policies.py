@@ -39,17 +39,22 @@ class StaticLowering(PolicyLowering):
 
 
 def static_choice(state: LoweringState, site: Site) -> str:
+    """The variant a `static` site runs: `decided_variant` of the group's decisions."""
+    return decided_variant(site, state.static_decisions.get(site.group.gid, []))
+
+
+def decided_variant(site: Site, decisions: list[dict]) -> str:
     """The group's `choice`, else the decision for the site's workload, else the
     decision of the nearest decided workload, else the first variant."""
     group = site.group
     if group.op.choice is not None:
         return group.op.choice.root_reference.data
-    matching = state.static_decisions.get(group.gid, [])
-    if not matching:
+    if not decisions:
         return group.variants[0]
-    if site.static_key is None or any(len(d["workload"]) != len(site.static_key) for d in matching):
-        return matching[0]["variant"]
-    nearest = min(matching, key=lambda d: key_distance(tuple(d["workload"]), site.static_key))
+    key = site.static_key
+    if key is None or any(len(d["workload"]) != len(key) for d in decisions):
+        return decisions[0]["variant"]
+    nearest = min(decisions, key=lambda d: key_distance(tuple(d["workload"]), key))
     return nearest["variant"]
 
 

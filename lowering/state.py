@@ -29,6 +29,9 @@ class LoweringState:
     """Where relative object paths resolve (for the groups' fingerprints)."""
     static_decisions: dict[int, list[dict]] = field(default_factory=dict)
     """The tuning cache's decisions for each group (by gid) that `static` choices follow."""
+    device_drivers: list[str] | None = None
+    """With several devices' decisions kept (`--device all`): the driver of each device of
+    the table the module chooses from at load (`lowering.device_table`); else None."""
     groups: dict[GroupOp, Group] = field(default_factory=dict)
     imports: dict[str, interface.ImportSignature] = field(default_factory=dict)
     import_locations: dict[str, Attribute | None] = field(default_factory=dict)
