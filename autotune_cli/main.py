@@ -27,6 +27,7 @@ from lowering.driver import (
     compile_args_problem,
     object_search_flags,
 )
+from lowering.target_devices import TargetChoices
 from lowering.triton import add_command as add_import_triton_command
 
 
@@ -126,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
             "--device",
             metavar="D",
             help="the device whose decisions of --cache to use, where it holds several "
-            "devices': a device digest, its first characters, or a driver (local-task)",
+            "devices': a device digest, its first characters, or a driver (local-task); "
+            "'all', or several joined by commas, keeps each device's decisions, chosen at "
+            "load by asking the device (docs/deploying.md)",
         )
 
     lower = sub.add_parser("lower", help="lower autotune groups to IREE input IR")
@@ -150,7 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     comp = sub.add_parser("compile", help="lower and compile to a .vmfb")
     comp.add_argument("input", metavar="IN.mlir")
-    comp.add_argument("--target", choices=TARGETS, default="llvm-cpu", help="default: llvm-cpu")
+    comp.add_argument(
+        "--target",
+        choices=TargetChoices(TARGETS),
+        default="llvm-cpu",
+        help="default: llvm-cpu; several joined by commas (llvm-cpu,vulkan) build one module "
+        "that runs on the first of their devices the runtime has",
+    )
     comp.add_argument("--arch", help=ARCH_HELP)
     comp.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
     policy_options(comp)

@@ -26,6 +26,7 @@ from autotune_contracts.errors import DiagnosticError, SourceLocation, shorten_l
 from autotune_contracts.policy import Policy
 from autotune_dialect.diagnostics import named_value
 from lowering.autotune_to_iree import lower_to_iree
+from lowering.target_devices import TargetChoices, joined_device_flags, paired_archs, split_targets
 
 TARGETS = ("llvm-cpu", "cuda", "rocm", "vulkan")
 DEFAULT_CUDA_ARCH = "sm_80"
@@ -92,7 +93,10 @@ def check_target(target: str, arch: str | None = None) -> str:
 
     `cuda` takes one of `CUDA_ARCHS`, `rocm` one of `ROCM_ARCHS`; `llvm-cpu` takes `host`
     or a CPU name that iree-compile's LLVM knows (asked once per name: `cpu_problem`);
-    `vulkan` a target iree-compile knows (`vulkan_arch_problem`)."""
+    `vulkan` a target iree-compile knows (`vulkan_arch_problem`). Several targets
+    (`llvm-cpu,vulkan`, `lowering.target_devices`) take one `arch` each, or none."""
+    if isinstance(target, str) and "," in target:
+        return _checked_targets(target, arch)
     if target not in TARGETS:
         raise DiagnosticError(
             f"unknown target {_shown(str(target))}; expected one of {', '.join(TARGETS)}"
@@ -128,6 +132,18 @@ def check_target(target: str, arch: str | None = None) -> str:
     if problem is not None:
         raise DiagnosticError(problem)
     return arch
+
+
+def _checked_targets(target: str, arch: str | None) -> str:
+    """The architectures of several targets, joined by commas, each checked."""
+    if target not in TargetChoices(TARGETS):
+        raise DiagnosticError(
+            f"unknown targets {_shown(target)}; expected some of {', '.join(TARGETS)}, each "
+            "once, joined by commas (llvm-cpu,vulkan)"
+        )
+    targets = split_targets(target)
+    archs = paired_archs(targets, arch)
+    return ",".join(check_target(t, a) for t, a in zip(targets, archs, strict=True))
 
 
 @functools.cache
@@ -182,6 +198,9 @@ def _cpu_refusal(log: str, cpu: str) -> str | None:
 
 
 def _flags(target: str, arch: str) -> list[str]:
+    if "," in target:
+        pairs = zip(split_targets(target), arch.split(","), strict=True)
+        return joined_device_flags([_flags(t, a) for t, a in pairs])
     if target == "llvm-cpu":
         return [
             "--iree-hal-target-device=local",

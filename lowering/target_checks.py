@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from autotune_dialect import interop
 from autotune_dialect.diagnostics import op_error
 from autotune_dialect.interop import attribute, op_name, symbol_name
+from lowering.target_devices import split_targets
 
 
 def check_buildable(module: ModuleOp, target: str, source: str | None = None) -> None:
@@ -29,11 +30,12 @@ def check_object_targets(module: ModuleOp, target: str, source: str | None = Non
         if objects is None:
             continue
         backends = sorted(set(_OBJECT_TARGET.findall(interop.mlir_text(objects))))
-        if backends and target not in backends:
+        missing = [t for t in split_targets(target) if t not in backends]
+        if backends and missing:
             raise op_error(
                 op,
                 f"has kernel objects for {', '.join(backends)} only; it cannot be compiled "
-                f"for {target}",
+                f"for {','.join(missing)}",
                 source,
             )
 
