@@ -260,15 +260,14 @@ def decision_table(panels: list[Panel], title: str = "decisions") -> Table:
     """One row per (group, workload key): the decision and how it compares."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", show_edge=False)  # (80 columns, ties too)
     for header in ("group", "workload", "decision"):
         table.add_column(header, overflow="fold")
     for header in ("median\n(µs)", "next\nbest", "calls"):
         table.add_column(header, justify="right", no_wrap=True)
     table.add_column("source", overflow="fold")
     for panel in panels:
-        *cells, source = _decision_cells(panel)
-        table.add_row(*cells, source.replace(", ", ",\n"))  # `tuned,` over `tie-break`
+        table.add_row(*_decision_cells(panel))
     return table
 
 
