@@ -2,7 +2,8 @@
 afresh and each cell's outputs compared with the saved ones, numbers aside (timings,
 counts and the variant a run chooses vary; names, such as the lowering's symbols, do not).
 After a change of what the code prints, run the notebook again and save it
-(`jupyter execute --inplace docs/tutorial.ipynb`, from a scratch folder)."""
+(`jupyter execute --inplace docs/tutorial.ipynb`; it runs in docs/, where it leaves
+online.png and decisions.json to delete)."""
 
 from __future__ import annotations
 
