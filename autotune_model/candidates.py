@@ -14,6 +14,9 @@ sizes of IREE's `lowering_config` on the dispatch's root op:
 - cuda (`#iree_gpu.lowering_config`): the choices IREE's GPU pipeline exposes
   (`gpu_candidates`): tiles, the matrix intrinsic, subgroups, shared-memory staging and
   its pipelining depth.
+- vulkan (`#iree_codegen.lowering_config<tile_sizes = [...]>`, SPIR-V): workgroup,
+  thread and reduction tiles with the threads that follow them, and operands staged in
+  workgroup memory (`spirv_candidates`).
 
 Candidates are generated apart from compiling and benchmarking them (`bench`,
 `pipeline`): a config that IREE cannot build is dropped there, not here. After the first
@@ -29,6 +32,7 @@ from dataclasses import dataclass, replace
 
 from autotune_dialect.iree_configs import tile_lists, with_lists, without_cache_tiles
 from autotune_model.gpu_candidates import gpu_candidates
+from autotune_model.spirv_candidates import spirv_candidates
 from lowering.dispatch_configs import DispatchConfig
 
 
@@ -150,13 +154,14 @@ def _blocks(
 
 
 def _gpu(config: DispatchConfig) -> Iterator[Candidate]:
-    for changed in gpu_candidates(config):
+    generated = spirv_candidates(config) if config.spirv else gpu_candidates(config)
+    for changed in generated:
         info = config.compilation_info(changed.lowering_config, changed.translation_info)
         yield Candidate(changed.name, info)
 
 
 def _is_gpu(config: DispatchConfig) -> bool:
-    return "workgroup = [" in config.lowering_config
+    return "workgroup = [" in config.lowering_config or config.spirv is not None
 
 
 def _beyond_tiles(config: DispatchConfig, candidate: Candidate) -> bool:

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.policy import Policy
 from autotune_dialect import parse_module
-from autotune_dialect.iree_configs import ROOT_OP_WORDS, loop_count, tile_lists
+from autotune_dialect.iree_configs import ROOT_OP_WORDS, loop_count
 from autotune_dialect.iree_ir import renamed_locations
 from autotune_model.base_builds import (
     AUTO,
@@ -229,8 +229,7 @@ def worth_tuning(config: DispatchConfig, options: TuneOptions) -> bool:
         return True
     if config.root_op in PACKING_OPS:
         return options.packing
-    lists = tile_lists(config.lowering_config)
-    return any(t > 0 for name in ("vector_reduction", "reduction") for t in lists.get(name, []))
+    return config.has_reduction_tile
 
 
 def device_available(device: str) -> bool:

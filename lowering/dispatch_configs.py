@@ -7,10 +7,18 @@ the `translation_info` of its function. `default_configs` reads them from a flow
 module; `distribution_variants` makes configs with other distribution tiles, as
 `#iree_codegen.compilation_info` text that `autotune_dialect.variants.tile_variants`
 puts on a copy of the kernel.
+
+IREE's SPIR-V code generation (vulkan) configures a kernel in another form: a
+`#iree_codegen.lowering_config<tile_sizes = [[16, 256], [8, 8], [0, 0, 4]]>` of tiling
+levels (BaseVectorize: workgroup, thread, reduction) and a translation info naming a
+`#iree_gpu.spirv_pipeline<...>`, the `workgroup_size` and, on targets with subgroups, the
+`subgroup_size` (`SpirvConfig`); the target's workgroup limits come with it
+(`WorkgroupLimits`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,6 +45,119 @@ class RootForm:
     def loop_count(self) -> int:
         return self.iterator_types.count("#linalg.iterator_type<")
 
+    @property
+    def loop_bounds(self) -> list[int | None]:
+        """The trip count of each loop, as an operand's static shape gives it (None: no
+        operand indexes the loop by itself, or its size is dynamic)."""
+        bounds: list[int | None] = [None] * self.loop_count
+        with iree_context():
+            maps = ir.ArrayAttr(ir.Attribute.parse(self.indexing_maps))
+            for attr, text in zip(maps, self.operand_types, strict=False):
+                if not text.startswith("tensor<"):
+                    continue
+                shape = ir.RankedTensorType(ir.Type.parse(text)).shape
+                for size, expr in zip(shape, ir.AffineMapAttr(attr).value.results, strict=True):
+                    try:
+                        loop = ir.AffineDimExpr(expr).position
+                    except ValueError:
+                        continue  # a compound index, e.g. a convolution's window
+                    if size >= 0 and loop < len(bounds):
+                        bounds[loop] = size
+        return bounds
+
+
+_SPIRV_TILES = re.compile(r"^#iree_codegen\.lowering_config<tile_sizes = \[(.*)\]>$")
+_LEVEL = re.compile(r"\[([-\d, ]*)\]")
+_SPIRV_PIPELINE = re.compile(r"pipeline = (?:#iree_gpu\.spirv_pipeline<(\w+)>|SPIRV(\w+))")
+_WORKGROUP_SIZE = re.compile(r"workgroup_size = \[(\d+), (\d+), (\d+)\]")
+_SUBGROUP_SIZE = re.compile(r"subgroup_size = (\d+)")
+_PIPELINE_OPTIONS = re.compile(r", (\{.*\})>$")
+
+
+@dataclass(frozen=True)
+class SpirvConfig:
+    """A configuration of IREE's SPIR-V code generation: the tile sizes of each level
+    (`tile_sizes`; BaseVectorize: workgroup, thread, reduction; BaseDistribute: workgroup,
+    thread; MatmulPromoteVectorize: one level, the workgroup tiles and the reduction
+    tile), the pipeline (`BaseVectorize`), the workgroup size (x the innermost tiled
+    loop), the subgroup size (None: not set) and the pipeline's options as IREE prints
+    them (`{pipeline_depth = 1 : i64, store_stage = 1 : i64}`, or "")."""
+
+    levels: tuple[tuple[int, ...], ...]
+    pipeline: str
+    workgroup_size: tuple[int, int, int]
+    subgroup_size: int | None = None
+    options: str = ""
+
+    @classmethod
+    def parse(cls, lowering_config: str, translation_info: str) -> SpirvConfig | None:
+        """The SPIR-V configuration of a lowering config and translation info (None:
+        another form; `pipeline = SPIRVBaseVectorize`, an older spelling, is read too)."""
+        tiles = _SPIRV_TILES.match(lowering_config)
+        pipeline = _SPIRV_PIPELINE.search(translation_info)
+        size = _WORKGROUP_SIZE.search(translation_info)
+        if tiles is None or pipeline is None or size is None:
+            return None
+        levels = tuple(
+            tuple(int(t) for t in level.split(",") if t.strip())
+            for level in _LEVEL.findall(tiles[1])
+        )
+        subgroup = _SUBGROUP_SIZE.search(translation_info)
+        options = _PIPELINE_OPTIONS.search(translation_info)
+        return cls(
+            levels,
+            pipeline[1] or pipeline[2],
+            (int(size[1]), int(size[2]), int(size[3])),
+            int(subgroup[1]) if subgroup else None,
+            options[1] if options else "",
+        )
+
+    @property
+    def lowering_config(self) -> str:
+        """The lowering config as IREE 3.13 prints it."""
+        levels = ", ".join("[" + ", ".join(str(t) for t in level) + "]" for level in self.levels)
+        return f"#iree_codegen.lowering_config<tile_sizes = [{levels}]>"
+
+    @property
+    def translation_info(self) -> str:
+        """The translation info as IREE 3.13 prints it (the pipeline always spelled
+        `#iree_gpu.spirv_pipeline<...>`: 3.13 does not parse `SPIRVBaseVectorize`)."""
+        x, y, z = self.workgroup_size
+        text = (
+            f"#iree_codegen.translation_info<pipeline = #iree_gpu.spirv_pipeline<"
+            f"{self.pipeline}> workgroup_size = [{x}, {y}, {z}]"
+        )
+        if self.subgroup_size is not None:
+            text += f" subgroup_size = {self.subgroup_size}"
+        return text + (f", {self.options}>" if self.options else ">")
+
+
+_TARGET_LIMITS = re.compile(
+    r"max_workgroup_sizes = \[(\d+), (\d+), (\d+)\], max_thread_count_per_workgroup = "
+    r"(\d+), max_workgroup_memory_bytes = (\d+)"
+)
+
+
+@dataclass(frozen=True)
+class WorkgroupLimits:
+    """What a GPU target allows a workgroup (its `#iree_gpu.target`): threads along each
+    dimension, threads in all, and bytes of workgroup (shared) memory. IREE's SPIR-V
+    code generation builds a configuration past them without a word (a 256-thread
+    workgroup for a 128-thread target), so candidates keep within them."""
+
+    sizes: tuple[int, int, int]
+    threads: int
+    memory: int
+
+    @classmethod
+    def of_module(cls, text: str) -> WorkgroupLimits | None:
+        """The limits of the first GPU target a module names (None: none there)."""
+        found = _TARGET_LIMITS.search(text)
+        if found is None:
+            return None
+        sizes = (int(found[1]), int(found[2]), int(found[3]))
+        return cls(sizes, int(found[4]), int(found[5]))
+
 
 @dataclass(frozen=True)
 class DispatchConfig:
@@ -47,6 +168,26 @@ class DispatchConfig:
     lowering_config: str
     translation_info: str
     root_form: RootForm | None = None
+    limits: WorkgroupLimits | None = None
+
+    @property
+    def spirv(self) -> SpirvConfig | None:
+        """The configuration of IREE's SPIR-V code generation (None: another target's)."""
+        return SpirvConfig.parse(self.lowering_config, self.translation_info)
+
+    @property
+    def has_reduction_tile(self) -> bool:
+        """Whether the config tiles a reduction loop (CPU `vector_reduction`, GPU
+        `reduction`, SPIR-V a tile of a reduction loop at any level)."""
+        spirv = self.spirv
+        if spirv is not None and self.root_form is not None:
+            kinds = self.root_form.iterator_types.split(",")
+            reductions = {i for i, kind in enumerate(kinds) if "reduction" in kind}
+            return any(
+                t > 0 and i in reductions for level in spirv.levels for i, t in enumerate(level)
+            )
+        lists = tile_lists(self.lowering_config)
+        return any(t > 0 for name in ("vector_reduction", "reduction") for t in lists.get(name, []))
 
     @property
     def distribution(self) -> list[int]:
@@ -86,6 +227,7 @@ def default_configs(
     if returncode != 0:
         raise DiagnosticError(first_error(log) or failure_summary(log, returncode))
     configs: dict[str, DispatchConfig] = {}
+    limits = WorkgroupLimits.of_module(configured.decode())
     with iree_context():
         module = ir.Module.parse(configured.decode())
 
@@ -100,6 +242,7 @@ def default_configs(
                         str(root.attributes["lowering_config"]),
                         str(op.attributes["translation_info"]),
                         _root_form(root),
+                        limits,
                     )
                 return ir.WalkResult.SKIP
             return ir.WalkResult.ADVANCE
@@ -108,15 +251,25 @@ def default_configs(
     return configs
 
 
+_SPIRV_ROOT = re.compile(r"tile_sizes = \[\[\d")
+"""A SPIR-V lowering config with workgroup tiles (IREE's SubgroupReduce also configures
+ops with none, `tile_sizes = [[], [0, 512]]`)."""
+
+
 def configured_root(function: ir.Operation) -> ir.Operation | None:
     """The op of a configured kernel whose `lowering_config` has distribution (GPU:
     workgroup) tiles: the one IREE's configuration is built around."""
     found: list[ir.Operation] = []
+    info = (
+        function.attributes["translation_info"] if "translation_info" in function.attributes else ""
+    )
+    spirv = "spirv_pipeline<" in str(info)
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if "lowering_config" in op.attributes:
             config = str(op.attributes["lowering_config"])
-            if "distribution = [" in config or "workgroup = [" in config:  # CPU, GPU
+            tiled = "distribution = [" in config or "workgroup = [" in config  # CPU, GPU
+            if tiled or (spirv and _SPIRV_ROOT.search(config)):
                 found.append(op)
                 return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
