@@ -3,8 +3,9 @@ that let them carry what IREE gives them beyond what the project models."""
 
 from __future__ import annotations
 
+import difflib
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, SymbolRefAttr, i32
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -12,6 +13,7 @@ from xdsl.irdl import IRDLOperation, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator
+from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 
@@ -120,10 +122,27 @@ def trailing_attributes(cls: type[IRDLOperation]) -> type[IRDLOperation]:
     return cls
 
 
+def check_property_names(
+    op: IRDLOperation, extra: Mapping[str, Attribute], known: Iterable[str]
+) -> None:
+    """Refuse a property the op does not define whose name is close to one it does
+    (`entry_point` for `entry_points`): a misspelt name set from Python, which the op
+    would otherwise carry unread while the property meant stays as it was."""
+    names = sorted(known)
+    for name in extra:
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+        if close:
+            raise VerifyException(
+                f"has no property '{name}' (did you mean '{close[0]}'? "
+                f"its properties: {', '.join(names)})"
+            )
+
+
 def lenient(cls: type[IRDLOperation]) -> type[IRDLOperation]:
     """Let an IREE op the project models carry properties the project does not: IREE may
     add some (and xDSL text from IREE's generic print has them). They are kept and printed
-    as they are, and not checked. An op with a declarative syntax (`assembly_format`)
+    as they are, and not checked, except that one named like a property of the op is a
+    misspelling (`check_property_names`). An op with a declarative syntax (`assembly_format`)
     prints them in its `attr-dict` (`printed_attributes`), which by itself prints only
     the attributes."""
     strict = cls.verify_
@@ -139,6 +158,7 @@ def lenient(cls: type[IRDLOperation]) -> type[IRDLOperation]:
             strict(self)
         finally:
             self.properties.update(extra)
+        check_property_names(self, extra, definition.properties)
 
     cls.verify_ = verify_  # type: ignore[method-assign]
     if definition.assembly_format is not None:

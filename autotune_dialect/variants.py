@@ -99,21 +99,45 @@ def kernel_with_variants(
         return kernel_text(kernel, "-")
 
 
+def check_joined_group(
+    group: GroupOp,
+    executable: Operation,
+    export_name: str | None,
+    group_name: str | None,
+    params: Mapping[str, object],
+) -> None:
+    """An existing group that variants of `@export_name` of `executable` may join."""
+    if group.parent_op() is not executable:
+        raise op_error(group, f"is not in @{symbol_name(executable)}, the dispatched executable")
+    if export_name not in group.variant_names:
+        raise op_error(group, f"does not have @{export_name}, whose variants would join it")
+    if group_name is not None or params:
+        given = ", ".join([*(["group_name"] if group_name else []), *params])
+        raise DiagnosticError(f"tile_variants: {given} cannot be given with group= (it exists)")
+
+
 def tile_variants(
     module: ModuleOp,
     dispatch: DispatchOp,
     configs: Mapping[str, str],
     group_name: str | None = None,
+    group: GroupOp | None = None,
     **params,
 ) -> GroupOp:
     """Make `dispatch` (of `@exe::@export`) run a group of variants of its export: the
     export itself (first, and the reference) and one copy per config (`suffix ->
     #iree_codegen.compilation_info<...>` text), named `<export>__<suffix>`. Returns the
     group (named `group_name`, default `<export>__tuned`; `params` are its attributes,
-    e.g. `policy="explicit"`)."""
+    e.g. `policy="explicit"`). With `group`, an existing group of the same executable
+    that already has the export as a variant, the copies join it instead (`group_name`
+    and `params` are then refused); a dispatch of that group makes variants of the
+    group's reference (else its first variant)."""
     entry = dispatch.entry_point
     if not entry.nested_references.data:
         raise op_error(dispatch, f"entry point {entry} does not name an export")
+    if group is not None and entry.nested_references.data[-1].data == group.group_name:
+        base = group.reference or group.variants.data[0]
+        entry = SymbolRefAttr(entry.root_reference, [base.root_reference])
     executable = lookup_symbol(dispatch, SymbolRefAttr(entry.root_reference))
     export = lookup_symbol(dispatch, entry)
     if not interop.is_executable(executable) or export is None or not interop.is_export(export):
@@ -125,9 +149,12 @@ def tile_variants(
     kernel = next((k for k in kernels if function in k.function_arities()), None)
     if kernel is None or export_name is None or function is None:
         raise op_error(executable, f"has no kernel function for @{export_name}")
+    if group is not None:
+        check_joined_group(group, executable, export_name, group_name, params)
     taken = {symbol_name(op) for op in executable.regions[0].block.ops}
     names = {key: f"{export_name}__{key}" for key in configs}
-    for name in [*names.values(), group_name or f"{export_name}__tuned"]:
+    new_group = [] if group is not None else [group_name or f"{export_name}__tuned"]
+    for name in [*names.values(), *new_group]:
         if name in taken:
             raise op_error(executable, f"already has a symbol @{name}")
     functions = {key: f"{function}__{key}" for key in configs}
@@ -148,14 +175,18 @@ def tile_variants(
             copy.properties["function_ref"] = SymbolRefAttr(functions[key])
         previous.parent_block().insert_op_after(copy, previous)  # type: ignore[union-attr]
         previous = copy
-    group = GroupOp(
-        group_name or f"{export_name}__tuned",
-        [export_name, *names.values()],
-        reference=export_name,
-        **params,
-    )
-    group.location = dispatch.location
-    add_group(executable, group)
+    if group is not None:
+        variants = [*group.variant_names, *names.values()]
+        group.properties["variants"] = ArrayAttr([SymbolRefAttr(n) for n in variants])
+    else:
+        group = GroupOp(
+            group_name or f"{export_name}__tuned",
+            [export_name, *names.values()],
+            reference=export_name,
+            **params,
+        )
+        group.location = dispatch.location
+        add_group(executable, group)
     dispatch.properties["entry_points"] = ArrayAttr(
         [SymbolRefAttr(entry.root_reference, [StringAttr(group.group_name)])]
     )
