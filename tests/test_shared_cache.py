@@ -14,7 +14,7 @@ from pathlib import Path
 
 from command_line import cli
 from modules import tagged_module
-from test_docs import DOCS, ROOT, run_blocks
+from test_docs import DOCS, ROOT, PageRun, page_blocks, scripts_env
 
 from autotune_contracts.cache_file import CacheKey, Entry
 from autotune_runtime import load
@@ -43,7 +43,11 @@ def test_the_interop_page_runs_with_a_default_cache_of_other_modules_decisions(t
     folder = tmp_path / "page"
     shutil.copytree(ROOT / "examples", folder / "examples")
     (folder / ".venv").symlink_to(Path(sys.prefix))
-    assert run_blocks(DOCS / "interop.md", folder) >= 4
+    page = DOCS / "interop.md"
+    env = {**scripts_env(), "IREE_AUTOTUNE_CACHE": os.environ["IREE_AUTOTUNE_CACHE"]}
+    run = PageRun(page, folder, env, page_blocks(page))
+    assert len(run.blocks) >= 4
+    run.run_through(len(run.blocks) - 1)
     exported = json.loads((folder / "decisions.json").read_text())["decisions"]
     assert sorted(d["group"] for d in exported) == ["exe::add", "matmul_kernels::matmul"]
     lowered = (folder / "vecadd.lowered.mlir").read_text()
