@@ -24,6 +24,11 @@ from benchmarks.models import CORPUS, REAL
 from lowering.driver import compile_lowered
 
 ENTRY = {"gpt2_onnx": "main_graph", "squeezenet_onnx": "main_graph"}
+TESTED = (*REAL, "convnext_turbine", "clip_f16_turbine", "bart_flax")
+"""B7's real models and the corpus's others of static shapes: transformers' torch ConvNeXt
+(depthwise 7x7 convolutions, channel-last layer norms) and CLIP vision model in float16
+(`.half()`) through iree-turbine, and its Flax BART (an encoder-decoder: two token-id
+arguments)."""
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +78,7 @@ def _assert_stock_results(result, expected: list[np.ndarray]) -> None:
         np.testing.assert_allclose(np.asarray(g).astype(np.float64), wide, rtol=0, atol=allowed)
 
 
-@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("name", TESTED)
 def test_a_real_model_tuned_under_every_policy_gives_the_stock_results(name, compile_once):
     text, path, function, args, expected = _corpus_model(name)
     assert function.name == ENTRY.get(name, "main")  # the user's, never `$async`
@@ -241,15 +246,53 @@ def test_a_torch_model_with_a_dynamic_batch_tuned_online_with_im2col_runs_at_any
     _assert_runs_as_stock(tuned.vmfb, text, images)
 
 
-def _assert_runs_as_stock(vmfb: bytes, text: str, inputs: list[np.ndarray]) -> None:
-    """The tuned module's `main` gives the stock build's results on each input, three
-    calls each, in turn (the shapes change between them)."""
+def test_a_torch_decoder_with_a_dynamic_length_and_its_mask_runs_at_any_length(compile_once):
+    """transformers' torch `Qwen2Model` exported with its sequence length dynamic
+    (tests/data/models/qwen2_turbine_dynamic.mlir): token ids and the attention mask
+    (`1x?xi64` each) in; inside, the causal and padding masks are i1 tensors that
+    dispatches read. Tuned at one example length, every policy's module gives the stock
+    build's results at it and at others, with the padding mask all ones and with a
+    sequence's tail masked."""
+    text = (CORPUS / "qwen2_turbine_dynamic.mlir").read_text()
+    options = TuneOptions(
+        candidates=2, time_model=False, combine=False, input_shapes=((1, 32), (1, 32))
+    )
+    rng = np.random.default_rng(0)
+    calls = []
+    for length, padded in ((32, 0), (7, 0), (64, 5), (32, 3)):
+        ids = rng.integers(0, 1000, (1, length)).astype(np.int64)
+        mask = np.ones((1, length), np.int64)
+        mask[0, length - padded :] = 0
+        calls.append((ids, mask))
+    for policy in ("online", "static"):
+        tuned = tune_model(
+            text,
+            replace(options, policy=policy, freeze=policy == "static"),
+            filename="tests/data/models/qwen2_turbine_dynamic.mlir",
+            compile_job=compile_once,
+            benchmark_job=candidates_ranked_by_order,
+        )
+        report = tuned.report
+        assert {d.export for d in report.dispatches}.isdisjoint(report.skipped)
+        assert not [d.export for d in report.dispatches if d.best is None], policy
+        assert len(report.dispatches) >= 10 and all(d.kept for d in report.dispatches)
+        # IREE's attention reads the combined mask: an i1 operand, benchmarked with 1s
+        attention = [d for d in report.dispatches if "_attention_" in d.export]
+        assert attention and all(any(o.endswith("xi1") for o in d.operands) for d in attention)
+        _assert_runs_as_stock(tuned.vmfb, text, calls)
+
+
+def _assert_runs_as_stock(vmfb: bytes, text: str, inputs: list) -> None:
+    """The tuned module's `main` gives the stock build's results on each input (an array,
+    or a tuple of the function's arguments), three calls each, in turn (the shapes change
+    between them)."""
     stock_vmfb = compile_lowered(text, extra_args=input_type_flags(text))
     with (
         load(vmfb, device="local-task", cache=False) as module,
         load(stock_vmfb, device="local-task", cache=False) as stock,
     ):
         for x in inputs:
-            expected = [np.asarray(stock.function("main")(x))]
+            args = x if isinstance(x, tuple) else (x,)
+            expected = [np.asarray(stock.function("main")(*args))]
             for _ in range(3):
-                _assert_stock_results(module.function("main")(x), expected)
+                _assert_stock_results(module.function("main")(*args), expected)

@@ -19,6 +19,19 @@ written next to this file exactly as its frontend emitted it:
 - `whisper_turbine.mlir`: transformers' `WhisperModel` (torch) encoder, two layers of width
   128, on 40 mel bins x 128 frames, `iree.turbine.aot.export(...)`: its attention is
   `scaled_dot_product_attention`, which IREE makes one `iree_linalg_ext.attention` dispatch.
+- `convnext_turbine.mlir`: transformers' `ConvNextModel` (torch; widths 16-128, one block
+  a stage) at batch 1 on 64x64 images, `iree.turbine.aot.export(...)`: depthwise 7x7
+  convolutions and channel-last layer norms between permutes.
+- `qwen2_turbine_dynamic.mlir`: transformers' `Qwen2Model` (torch; two layers of width 64,
+  grouped-query attention) with its sequence length dynamic, `iree.turbine.aot.export(...)`:
+  token ids and attention mask `1x?xi64` in (given the mask, transformers builds the
+  causal and padding masks as i1 tensors; without it, it calls `torch.diff`, which IREE's
+  torch frontend does not lower), `1x?x64xf32` out.
+- `clip_f16_turbine.mlir`: transformers' `CLIPVisionModel` (torch) in float16 (`.half()`),
+  two layers of width 64 on 32x32 images, `iree.turbine.aot.export(...)`.
+- `bart_flax.mlir`: transformers' `FlaxBartModel`, an encoder-decoder of one layer each
+  (width 64), `jax.jit(f).lower(...).as_text()`: 32 token ids and 16 decoder token ids
+  (`i32`) in.
 
 Run with the pinned frontends of `requirements.txt`:
     /tmp/export/bin/python tests/data/models/export.py [NAME ...]
@@ -236,6 +249,116 @@ def whisper_turbine() -> str:
     return str(exported.mlir_module)
 
 
+def convnext_turbine() -> str:
+    import torch
+    from iree.turbine import aot
+    from transformers import ConvNextConfig, ConvNextModel
+
+    torch.manual_seed(SEED)
+    config = ConvNextConfig(hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1], image_size=64)
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, convnext: torch.nn.Module):
+            super().__init__()
+            self.convnext = convnext
+
+        def forward(self, pixels):
+            return self.convnext(pixels).pooler_output
+
+    exported = aot.export(Pooled(ConvNextModel(config).eval()), torch.zeros((1, 3, 64, 64)))
+    return str(exported.mlir_module)
+
+
+def qwen2_turbine_dynamic() -> str:
+    import torch
+    from iree.turbine import aot
+    from transformers import Qwen2Config, Qwen2Model
+
+    torch.manual_seed(SEED)
+    config = Qwen2Config(
+        vocab_size=1000,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        use_cache=False,
+    )
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, decoder: torch.nn.Module):
+            super().__init__()
+            self.decoder = decoder
+
+        def forward(self, ids, mask):
+            outputs = self.decoder(input_ids=ids, attention_mask=mask, use_cache=False)
+            return outputs.last_hidden_state
+
+    length = torch.export.Dim("length", min=2, max=128)
+    exported = aot.export(
+        LastHiddenState(Qwen2Model(config).eval()),
+        torch.zeros((1, 16), dtype=torch.int64),
+        torch.ones((1, 16), dtype=torch.int64),
+        dynamic_shapes={"ids": {1: length}, "mask": {1: length}},
+    )
+    return str(exported.mlir_module)
+
+
+def clip_f16_turbine() -> str:
+    import torch
+    from iree.turbine import aot
+    from transformers import CLIPVisionConfig, CLIPVisionModel
+
+    torch.manual_seed(SEED)
+    config = CLIPVisionConfig(
+        hidden_size=64,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        image_size=32,
+        patch_size=8,
+    )
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, vision: torch.nn.Module):
+            super().__init__()
+            self.vision = vision
+
+        def forward(self, pixels):
+            return self.vision(pixel_values=pixels).pooler_output
+
+    model = Pooled(CLIPVisionModel(config).eval().half())
+    exported = aot.export(model, torch.zeros((1, 3, 32, 32), dtype=torch.float16))
+    return str(exported.mlir_module)
+
+
+def bart_flax() -> str:
+    import jax
+    import jax.numpy as jnp
+    from transformers import BartConfig, FlaxBartModel
+
+    config = BartConfig(
+        vocab_size=1000,
+        d_model=64,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
+        max_position_embeddings=64,
+    )
+    model = FlaxBartModel(config, seed=SEED)
+
+    def translate(input_ids, decoder_input_ids):
+        outputs = model(input_ids, decoder_input_ids=decoder_input_ids, params=model.params)
+        return outputs.last_hidden_state
+
+    ids = jnp.zeros((1, 32), jnp.int32)
+    return jax.jit(translate).lower(ids, jnp.zeros((1, 16), jnp.int32)).as_text()
+
+
 MODELS = {
     f.__name__: f
     for f in (
@@ -249,6 +372,10 @@ MODELS = {
         mobilenet_turbine_dynamic,
         bert_torch_dynamic,
         whisper_turbine,
+        convnext_turbine,
+        qwen2_turbine_dynamic,
+        clip_f16_turbine,
+        bart_flax,
     )
 }
 
