@@ -40,7 +40,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from autotune_dialect.iree_configs import tile_lists, with_lists
-from lowering.dispatch_configs import DispatchConfig
+from lowering.dispatch_configs import SUBGROUP_SIZE, WORKGROUP_SIZE, DispatchConfig
 
 MAX_THREADS = 1024
 """Threads per workgroup that every CUDA and AMD GPU architecture allows."""
@@ -53,8 +53,6 @@ _INTRINSIC_SHAPE = re.compile(
 M x N x K, input type."""
 _SHAPES = {"NV_MMA_SYNC": (16, 8, 16), "NV_WMMA": (16, 16, 16)}
 """The NVIDIA intrinsics IREE has for f16/bf16 inputs, by family: (M, N, K)."""
-_WORKGROUP_SIZE = re.compile(r"workgroup_size = \[(\d+), (\d+), (\d+)\]")
-_SUBGROUP_SIZE = re.compile(r"subgroup_size = (\d+)")
 _STAGES = re.compile(r"prefetch_num_stages = (\d+)")
 _PROMOTE = re.compile(r"promote_operands = \[[\d, ]*\], ")
 
@@ -183,14 +181,14 @@ def _intrinsic(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[
 
 
 def _threads_per_workgroup(translation_info: str) -> int | None:
-    found = _WORKGROUP_SIZE.search(translation_info)
+    found = WORKGROUP_SIZE.search(translation_info)
     if found is None or (found[2], found[3]) != ("1", "1"):
         return None
     return int(found[1])
 
 
 def _with_threads(translation_info: str, threads: int) -> str:
-    return _WORKGROUP_SIZE.sub(f"workgroup_size = [{threads}, 1, 1]", translation_info, count=1)
+    return WORKGROUP_SIZE.sub(f"workgroup_size = [{threads}, 1, 1]", translation_info, count=1)
 
 
 def _subgroups(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:
@@ -199,7 +197,7 @@ def _subgroups(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[
     the subgroups), halved alone (twice as many), `workgroup_size` following."""
     current = _intrinsic_of(config)
     threads = _threads_per_workgroup(config.translation_info)
-    found = _SUBGROUP_SIZE.search(config.translation_info)
+    found = SUBGROUP_SIZE.search(config.translation_info)
     workgroup, subgroup = lists.get("workgroup", []), lists.get("subgroup", [])
     axes = [i for i, t in enumerate(subgroup) if t > 0]
     if current is None or threads is None or found is None or len(axes) != 2:

@@ -69,8 +69,8 @@ class RootForm:
 _SPIRV_TILES = re.compile(r"^#iree_codegen\.lowering_config<tile_sizes = \[(.*)\]>$")
 _LEVEL = re.compile(r"\[([-\d, ]*)\]")
 _SPIRV_PIPELINE = re.compile(r"pipeline = (?:#iree_gpu\.spirv_pipeline<(\w+)>|SPIRV(\w+))")
-_WORKGROUP_SIZE = re.compile(r"workgroup_size = \[(\d+), (\d+), (\d+)\]")
-_SUBGROUP_SIZE = re.compile(r"subgroup_size = (\d+)")
+WORKGROUP_SIZE = re.compile(r"workgroup_size = \[(\d+), (\d+), (\d+)\]")
+SUBGROUP_SIZE = re.compile(r"subgroup_size = (\d+)")
 _PIPELINE_OPTIONS = re.compile(r", (\{.*\})>$")
 
 
@@ -95,14 +95,14 @@ class SpirvConfig:
         another form; `pipeline = SPIRVBaseVectorize`, an older spelling, is read too)."""
         tiles = _SPIRV_TILES.match(lowering_config)
         pipeline = _SPIRV_PIPELINE.search(translation_info)
-        size = _WORKGROUP_SIZE.search(translation_info)
+        size = WORKGROUP_SIZE.search(translation_info)
         if tiles is None or pipeline is None or size is None:
             return None
         levels = tuple(
             tuple(int(t) for t in level.split(",") if t.strip())
             for level in _LEVEL.findall(tiles[1])
         )
-        subgroup = _SUBGROUP_SIZE.search(translation_info)
+        subgroup = SUBGROUP_SIZE.search(translation_info)
         options = _PIPELINE_OPTIONS.search(translation_info)
         return cls(
             levels,
