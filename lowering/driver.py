@@ -87,6 +87,18 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 64 else text[:64] + "...")
 
 
+def _known_arch(kind: str, arch: str, known: Sequence[str], more: str = "") -> str:
+    """`arch`, where it is one iree-compile 3.13 builds for (`known`), else an error
+    listing them (and `more` after the list)."""
+    if arch not in known:
+        raise DiagnosticError(
+            f"unknown {kind} architecture {_shown(str(arch))}; iree-compile 3.13 builds for "
+            + ", ".join(known)
+            + more
+        )
+    return arch
+
+
 def check_target(target: str, arch: str | None = None) -> str:
     """The architecture to build `target` for (its default when `arch` is None), once
     both are known to iree-compile; else a `DiagnosticError` listing what is accepted.
@@ -102,24 +114,14 @@ def check_target(target: str, arch: str | None = None) -> str:
             f"unknown target {_shown(str(target))}; expected one of {', '.join(TARGETS)}"
         )
     if target == "rocm":
-        arch = DEFAULT_ROCM_ARCH if arch is None else arch
-        if arch not in ROCM_ARCHS:
-            raise DiagnosticError(
-                f"unknown ROCm architecture {_shown(str(arch))}; iree-compile 3.13 builds for "
-                + ", ".join(ROCM_ARCHS)
-            )
-        return arch
+        return _known_arch("ROCm", DEFAULT_ROCM_ARCH if arch is None else arch, ROCM_ARCHS)
     if target == "vulkan":
         return _checked_vulkan_arch(DEFAULT_VULKAN_ARCH if arch is None else arch)
     if target == "cuda":
-        arch = DEFAULT_CUDA_ARCH if arch is None else arch
-        if arch not in CUDA_ARCHS:
-            raise DiagnosticError(
-                f"unknown CUDA architecture {_shown(str(arch))}; iree-compile 3.13 builds for "
-                + ", ".join(CUDA_ARCHS)
-                + f" ({', '.join(sorted(CUDA_EXTERNAL_ONLY))}: hal.executable.source kernels only)"
-            )
-        return arch
+        external = f" ({', '.join(sorted(CUDA_EXTERNAL_ONLY))}: hal.executable.source kernels only)"
+        return _known_arch(
+            "CUDA", DEFAULT_CUDA_ARCH if arch is None else arch, CUDA_ARCHS, external
+        )
     arch = "host" if arch is None else arch
     if arch == "host":
         return arch
