@@ -20,7 +20,7 @@ vulkan-driver: $(STAMP)
 	.ci/vulkan-driver $(BIN)/python
 
 test: $(STAMP) vulkan-driver
-	$(BIN)/python -m pytest -q -rs
+	$(BIN)/python -m pytest -q -rs --instafail --durations=25
 
 # Many more fuzz examples than `test` runs, drawn afresh each time (FUZZ_EXAMPLES=N to change).
 fuzz: $(STAMP)

@@ -32,10 +32,15 @@ from autotune_model.candidates import DEFAULT
 from autotune_model.report import REFERENCE
 from autotune_model.tunable import Tunable
 from lowering.dispatch_configs import DispatchConfig, configured_root, default_configs
-from lowering.driver import failure_summary, first_error, run_iree_compile, target_flags
+from lowering.driver import (
+    SERIAL,
+    SPEC_FLAG,
+    failure_summary,
+    first_error,
+    run_iree_compile,
+    target_flags,
+)
 
-SPEC_FLAG = "--iree-codegen-tuning-spec-path"
-"""The `iree-compile` flag that applies a tuning spec."""
 PROBE_MARK = "autotune.spec_match"
 """The attribute a probe spec's actions put on the ops they match (its value: the matcher)."""
 PARAM = "!transform.param<i64>"
@@ -540,6 +545,7 @@ def model_spec(
         "frozen module. It matches the dispatches of the model built with these flags:",
         "  iree-compile MODEL " + " ".join([*target_flags(target, arch), *flags]),
         f"    {SPEC_FLAG}=THIS_FILE",
+        f"    {SERIAL} (iree-compile 3.13 can hang loading a spec on several threads)",
         "(other flags make other dispatches, which its matchers may not hit).",
     ]
     try:

@@ -328,8 +328,25 @@ def _command(tool: str, *args: str) -> list[str]:
     return [tool, *args]
 
 
+SPEC_FLAG = "--iree-codegen-tuning-spec-path"
+"""The `iree-compile` flag that applies a tuning spec (a transform library of configurations)."""
+
+SERIAL = "--mlir-disable-threading"
+
+
+def _spec_loaded_on_one_thread(flags: list[str]) -> list[str]:
+    """`flags`, compiling on one thread where they apply a tuning spec: iree-compile 3.13 can
+    hang for good when it loads the spec while it configures executables on several threads
+    (seen: a worker waiting on the transform library's lock, in
+    `getOrLoadTransformLibraryModule`, with the other threads idle)."""
+    if SERIAL in flags or not any(f.startswith(SPEC_FLAG) for f in flags):
+        return flags
+    return [*flags, SERIAL]
+
+
 def run_iree_compile(text: str, flags: list[str]) -> tuple[int, bytes, str]:
     """(exit code, the module, what iree-compile printed) for IR text and flags."""
+    flags = _spec_loaded_on_one_thread(flags)
     with tempfile.TemporaryDirectory(prefix="iree-autotune-") as folder:
         output = Path(folder) / "module.vmfb"
         process = subprocess.Popen(

@@ -76,7 +76,7 @@ def test_the_spec_of_a_frozen_mlp_gives_the_stock_build_its_configurations(tmp_p
         assert f"@{runs}(" in tuned.lowered  # what the frozen module dispatches
         assert applied[dispatch.export] == frozen[runs] != stock[dispatch.export]
     assert tuned.spec.index("// IREE tuning spec") == 0
-    assert f"{SPEC_FLAG}=THIS_FILE" in tuned.spec
+    assert f"{SPEC_FLAG}=THIS_FILE" in tuned.spec and "--mlir-disable-threading" in tuned.spec
     # the same results as the frozen module and numpy
     built = compile_lowered(MLP, extra_args=[*flags, f"{SPEC_FLAG}={spec}"])
     args = mlp_inputs()
@@ -211,3 +211,15 @@ def test_tune_model_writes_the_spec_and_reads_one(tmp_path, monkeypatch, capsys)
     saved = json.loads((tmp_path / "c.tune.json").read_text())
     assert any(f"the tuning spec {spec} configures" in n for n in saved["notes"])
     assert spec.read_text() == written  # an input is never written over
+
+
+def test_a_compile_that_applies_a_spec_runs_on_one_thread():
+    """iree-compile 3.13 can hang loading a spec while it configures executables on
+    several threads: every compile given a spec, and the command a spec's header names,
+    compile on one thread; others keep their threads."""
+    from lowering.driver import SERIAL, _spec_loaded_on_one_thread
+
+    given = ["--iree-hal-target-device=local", f"{SPEC_FLAG}=s.mlir"]
+    assert _spec_loaded_on_one_thread(given) == [*given, SERIAL]
+    assert _spec_loaded_on_one_thread([*given, SERIAL]) == [*given, SERIAL]
+    assert _spec_loaded_on_one_thread(given[:1]) == given[:1]
