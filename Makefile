@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install vulkan-driver test fuzz demo bench lint clean
+.PHONY: install vulkan-driver test test-corpus fuzz demo bench lint clean
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -21,6 +21,10 @@ vulkan-driver: $(STAMP)
 
 test: $(STAMP) vulkan-driver
 	$(BIN)/python -m pytest -q -rs --instafail --durations=25
+
+# Every real model of tests/data/models tuned (`make test` tunes four of the ten).
+test-corpus: $(STAMP)
+	AUTOTUNE_CORPUS=1 $(BIN)/python -m pytest -q -rs tests/test_real_models.py
 
 # Many more fuzz examples than `test` runs, drawn afresh each time (FUZZ_EXAMPLES=N to change).
 fuzz: $(STAMP)

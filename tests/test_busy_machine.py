@@ -178,19 +178,28 @@ def _online_choice(vmfb: bytes) -> tuple[str, list[dict]]:
     return state["decision"], state["variants"]
 
 
+CLOSE = 0.15
+"""Variants whose fastest idle runs are within this share of the fastest's are as good a
+choice as it: their order is the machine's (on this 2-core VM the tutorial's tile sizes
+are 1.5x and 2.6x apart, on another CPU the two larger may be close), which noise under
+load may decide."""
+
+
 def test_online_tuning_beside_busy_processes_chooses_as_on_the_idle_machine(tutorial_matmul):
-    """The variant fastest on the idle machine (by its fastest runs: the variants are
-    1.6-2.7x apart) is chosen beside two busy processes, and nothing is judged without a
-    timed sample."""
+    """The variant fastest on the idle machine (by its fastest runs), or one within
+    `CLOSE` of it, is chosen beside two busy processes in 3 loads of 4, the slowest never,
+    and nothing is judged without a timed sample."""
     _, idle_variants = _online_choice(tutorial_matmul)
-    ranked = sorted(idle_variants, key=lambda v: v["min_ns"])
-    fastest, slowest = ranked[0]["variant"], ranked[-1]["variant"]
+    fastest_ns = min(v["min_ns"] for v in idle_variants)
+    good = {v["variant"] for v in idle_variants if v["min_ns"] <= fastest_ns * (1 + CLOSE)}
+    slowest = max(idle_variants, key=lambda v: v["min_ns"])["variant"]
+    assert slowest not in good, idle_variants  # the variants are apart on any machine
     with BusyLoad(2):
         choices = [_online_choice(tutorial_matmul) for _ in range(4)]
     for choice, variants in choices:
         assert choice != slowest, (idle_variants, choices)
         assert all(v["samples"] > 0 for v in variants), variants
-    assert sum(choice == fastest for choice, _ in choices) >= 3, (idle_variants, choices)
+    assert sum(choice in good for choice, _ in choices) >= 3, (idle_variants, choices)
 
 
 class FakeMachine:
