@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 from autotune_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from autotune_model.pipeline import TunedModel, TuneOptions, tune_model
+    from autotune_model.pipeline import TuneOptions, tune_model
     from autotune_model.report import TuneReport
+    from autotune_model.tuning_pass import TunedModel
 
 __getattr__ = lazy_exports(
     globals(),
     {
-        "TunedModel": "autotune_model.pipeline",
+        "TunedModel": "autotune_model.tuning_pass",
         "TuneOptions": "autotune_model.pipeline",
         "tune_model": "autotune_model.pipeline",
         "TuneReport": "autotune_model.report",

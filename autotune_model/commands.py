@@ -97,9 +97,10 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     # Imported here: every other command of `iree-autotune` starts without them.
     from autotune_model.executors import executor_for
     from autotune_model.measure import parse_shape
-    from autotune_model.pipeline import TuneOptions, planned_threads, tune_model, tuning_device
+    from autotune_model.pipeline import TuneOptions, tune_model
     from autotune_model.progress import TerminalProgress
     from autotune_model.report_view import print_report
+    from autotune_model.tuning_setup import planned_threads, tuning_device
 
     for shape in args.input_shape or []:
         parse_shape(shape)  # refused before any work; its element type is checked later

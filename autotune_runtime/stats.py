@@ -9,10 +9,13 @@ precision.
 Stop rule: successive elimination. Each variant's median gets a two-sided confidence
 interval at the configured confidence, Bonferroni-corrected for the number of comparisons
 with the leader. A variant whose lower bound lies above the leader's upper bound is
-eliminated and never run again. Tuning commits when only the leader is left (every variant
-having reached `min_samples`), or when every remaining variant has `max_samples` (the lowest
-median wins). A failed run counts as an infinite time, and a variant whose results disagree with the
-reference variant's is rejected: either is eliminated at once and never chosen.
+eliminated and never run again, once its fast runs (the lower quartile of its samples) are
+slower than the leader's too: a median above the leader's on runs that other work held up
+unseen eliminates nothing, and sampling goes on. Tuning commits when only the leader is
+left (every variant having reached `min_samples`), or when every remaining variant has
+`max_samples` (the lowest median wins). A failed run counts as an infinite time, and a
+variant whose results disagree with the reference variant's is rejected: either is
+eliminated at once and never chosen.
 
 Indifference: once every remaining variant has `min_samples`, tuning also commits to the
 leader when no other variant can be more than `indifference` (default 3%) faster than it at
@@ -334,22 +337,24 @@ def _indifferent(rule: StopRule, variants: list[VariantStats], active: list[int]
 def _eliminate(
     rule: StopRule, variants: list[VariantStats], active: list[int], incumbent: int | None = None
 ) -> bool:
-    """Eliminate the variants the interval test shows slower than the leader. Returns
-    whether it shows the `incumbent` slower on fewer than `incumbent_samples` samples
-    (its or the leader's), or while its fast runs are not slower by the band too: then it
-    stays, and sampling goes on."""
+    """Eliminate the variants the interval test shows slower than the leader whose fast
+    runs (`fast_runs`) are slower than the leader's too. Returns whether it shows one
+    slower by the medians only (its runs that found the machine ready are not slower:
+    other work held up its runs unseen, as on a busy machine, where two held-up samples of
+    three put the fastest of three tile sizes above a variant 1.6x slower), or shows the
+    `incumbent` slower on fewer than `incumbent_samples` samples (its or the leader's):
+    then it stays, and sampling goes on."""
     leader, upper, lower = _intervals(rule, variants, active)
     pending = False
     for i, bound in lower.items():
         margin = max(rule.band, rule.incumbent_band) if i == incumbent else 0.0
         if bound <= upper * (1.0 + margin):
             continue
-        if i == incumbent and (
-            min(len(variants[i].samples), len(variants[leader].samples)) < rule.incumbent_samples
-            or variants[i].fast_runs() <= variants[leader].fast_runs() * (1.0 + margin)
+        if variants[i].fast_runs() <= variants[leader].fast_runs() * (1.0 + margin) or (
+            i == incumbent
+            and min(len(variants[i].samples), len(variants[leader].samples))
+            < rule.incumbent_samples
         ):
-            # too few samples to cost the function its fast path, or slower by the medians
-            # only, not when the device was ready for both
             pending = True
         else:
             variants[i].eliminated = True

@@ -109,7 +109,7 @@ def run(settings: Settings) -> CaseResult:
     from autotune_model import TuneOptions, tune_model
     from autotune_model.executors import LocalExecutor
     from autotune_model.measure import function_inputs, model_function
-    from autotune_model.pipeline import flow_phase
+    from autotune_model.tuning_setup import flow_phase
     from autotune_runtime import load
     from benchmarks.models import real_model
 

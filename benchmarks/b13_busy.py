@@ -33,7 +33,7 @@ import numpy as np
 from autotune_dialect import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.measure import function_inputs, model_function, time_model_loads
-from autotune_model.pipeline import DEVICES, flow_phase, input_type_flags
+from autotune_model.tuning_setup import DEVICES, flow_phase, input_type_flags
 from benchmarks import b4_quality
 from benchmarks.common import ROOT, CaseResult, Settings, compile_module, geomean
 from benchmarks.kernels import matmul_module

@@ -41,7 +41,7 @@ from autotune_dialect import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.base_builds import STOCK, bases_for, choose_base, timed_ratio
 from autotune_model.measure import function_inputs, model_function, time_model_loads
-from autotune_model.pipeline import DEVICES, flow_phase, input_type_flags
+from autotune_model.tuning_setup import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
 from benchmarks.models import MODELS, REAL, real_model
 from lowering.driver import compile_lowered

@@ -27,8 +27,8 @@ from autotune_model.base_builds import (
     device_threads,
 )
 from autotune_model.executors import SerialExecutor
-from autotune_model.pipeline import PACKING_OPS
 from autotune_model.report import ModelTiming, TuneReport, summary_lines
+from autotune_model.tuning_setup import PACKING_OPS
 from autotune_runtime.session import load
 
 MLP = (DATA / "flow" / "src" / "mlp.mlir").read_text()
@@ -65,7 +65,7 @@ def timings_against_stock(*ratios: float, seen: list | None = None):
 
 
 def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
-    """A `pipeline.time_model` that finds the tuned module as fast as its reference."""
+    """A `tuning_pass.time_model` that finds the tuned module as fast as its reference."""
     return ModelTiming(function, 1000.0, 1000.0, 10)
 
 
@@ -96,7 +96,8 @@ def tuned_with_data_tiling_chosen(
     the last timing against the stock build measuring `against_stock` in its loads, then
     `stock_tuned` for the stock build's dispatches tuned, where they are (no gains in the
     model measured)."""
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
+    import autotune_model.tuning_setup as tuning_setup
 
     in_turn = iter([against_stock, stock_tuned])
 
@@ -104,9 +105,9 @@ def tuned_with_data_tiling_chosen(
         return timings_against_stock(*next(in_turn), seen=seen)(*args)
 
     later = 0.9 if untuned == 0.5 else 1.2  # not taken: no two sets close
-    monkeypatch.setattr(pipeline, "timed_ratio", data_tiling_timed_fastest([], untuned, later))
-    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
-    monkeypatch.setattr(pipeline, "time_model_loads", time_loads)
+    monkeypatch.setattr(tuning_setup, "timed_ratio", data_tiling_timed_fastest([], untuned, later))
+    monkeypatch.setattr(tuning_pass, "time_model", fake_time_model)
+    monkeypatch.setattr(tuning_pass, "time_model_loads", time_loads)
     # The gains in the model would be timed for real (a small MLP's noise could leave
     # every winner out); the option set's choice is what these tests look at.
     options = replace(SMALL, time_model=True, dispatch_gains=False)
@@ -142,7 +143,7 @@ def test_a_set_little_faster_than_the_stock_build_has_the_stock_build_tuned_too(
     """Data tiling took 0.9x the stock build's time untuned (at least `STOCK_TUNED_TOO`),
     and its tuned module 0.9x; the stock build's dispatches are tuned too, and their module
     (0.7x the stock build over fresh loads) is kept, with both runs' work counted."""
-    from autotune_model.pipeline import STOCK_TUNED_TOO
+    from autotune_model.tuning_pass import STOCK_TUNED_TOO
 
     assert 0.9 >= STOCK_TUNED_TOO > 0.5
     seen: list = []
@@ -357,11 +358,12 @@ def test_a_dynamic_model_chooses_its_option_set_too(monkeypatch):
     chooses computes the model at other sizes as well."""
     from small_models import DYNAMIC
 
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
+    import autotune_model.tuning_setup as tuning_setup
 
     timed: list = []
-    monkeypatch.setattr(pipeline, "timed_ratio", data_tiling_timed_fastest(timed))
-    monkeypatch.setattr(pipeline, "time_model_loads", timings_against_stock(0.8))
+    monkeypatch.setattr(tuning_setup, "timed_ratio", data_tiling_timed_fastest(timed))
+    monkeypatch.setattr(tuning_pass, "time_model_loads", timings_against_stock(0.8))
     options = replace(SMALL, time_model=True, input_shapes=[(40, 256), (256, 256)])
     tuned = tune_model(DYNAMIC, options, executor=SerialExecutor())
     assert len(timed) == 2 and tuned.report.base.name == "data-tiling"
@@ -412,7 +414,8 @@ def tuned_with_threads_timed(monkeypatch, loads: list[float] | None, **options):
     """The MLP tuned from the stock build with the build told the device's thread count
     timed at `loads` of the build not told (None: a timing would fail the test), the
     model's own timing faked; the builds timed, as (not told, told)."""
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
+    import autotune_model.tuning_setup as tuning_setup
 
     timed: list[tuple[bytes, bytes]] = []
 
@@ -424,8 +427,8 @@ def tuned_with_threads_timed(monkeypatch, loads: list[float] | None, **options):
 
         return ratio
 
-    monkeypatch.setattr(pipeline, "timed_ratio", fake_ratio)
-    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    monkeypatch.setattr(tuning_setup, "timed_ratio", fake_ratio)
+    monkeypatch.setattr(tuning_pass, "time_model", fake_time_model)
     chosen = replace(SMALL, time_model=True, dispatch_gains=False, base=STOCK, **options)
     return tune_model(MLP, chosen, executor=SerialExecutor(), benchmark_job=fake_benchmark), timed
 

@@ -16,8 +16,8 @@ from autotune_model.bench import (
 )
 from autotune_model.candidates import DEFAULT
 from autotune_model.measure import function_inputs, model_function
-from autotune_model.pipeline import flow_phase
 from autotune_model.sizes import host_values
+from autotune_model.tuning_setup import flow_phase
 from lowering.driver import target_flags
 
 ACCUMULATING = """

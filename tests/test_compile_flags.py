@@ -153,7 +153,7 @@ def test_tune_model_passes_the_users_flags_to_every_build(tmp_path, monkeypatch)
     from small_models import MLP, SMALL, assert_computes_the_mlp, fake_benchmark
 
     import autotune_model.bench as bench
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_setup as tuning_setup
     import lowering.driver as driver
     from autotune_model import tune_model
 
@@ -166,7 +166,7 @@ def test_tune_model_passes_the_users_flags_to_every_build(tmp_path, monkeypatch)
         commands.append(list(flags))
         return real(text, flags, *args, **kwargs)
 
-    for module in (driver, bench, pipeline):
+    for module in (driver, bench, tuning_setup):
         monkeypatch.setattr(module, "run_iree_compile", recording)
     options = replace(SMALL, compile_args=(flag,), compile_cache=False)
     tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)

@@ -19,7 +19,7 @@ from small_models import candidates_ranked_by_order
 
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import compile_candidate, type_tolerance
-from autotune_model.pipeline import input_type_flags
+from autotune_model.tuning_setup import input_type_flags
 from autotune_runtime.session import load
 from benchmarks.models import CORPUS, REAL
 from lowering.driver import compile_lowered
@@ -82,7 +82,7 @@ def _corpus_model(name: str):
     build's outputs on them."""
     from autotune_dialect import parse_module
     from autotune_model.measure import function_inputs, model_function
-    from autotune_model.pipeline import flow_phase
+    from autotune_model.tuning_setup import flow_phase
 
     text = (CORPUS / f"{name}.mlir").read_text()
     path = f"tests/data/models/{name}.mlir"

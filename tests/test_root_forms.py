@@ -20,8 +20,8 @@ from autotune_model.bench import BenchmarkJob, BenchModule, Measured, root_loop_
 from autotune_model.candidates import candidates
 from autotune_model.executors import SerialExecutor
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given
-from autotune_model.pipeline import flow_phase
 from autotune_model.root_forms import configured_forms, unit_expansion
+from autotune_model.tuning_setup import flow_phase
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
 from lowering.driver import run_iree_compile, target_flags

@@ -15,9 +15,9 @@ from autotune_dialect.iree_configs import tile_lists
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Measured
 from autotune_model.candidates import Candidate, around, candidates
-from autotune_model.pipeline import flow_phase
 from autotune_model.report import KEPT
 from autotune_model.search import _within
+from autotune_model.tuning_setup import flow_phase
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
 

@@ -21,9 +21,9 @@ from autotune_dialect.iree_ir import iree_context
 from autotune_model import tune_model
 from autotune_model.candidates import around, candidates
 from autotune_model.executors import SerialExecutor
-from autotune_model.pipeline import flow_phase
 from autotune_model.report import FAILED, KEPT
 from autotune_model.spirv_candidates import PROMOTED, workgroup_size
+from autotune_model.tuning_setup import flow_phase
 from autotune_runtime.session import load
 from lowering.dispatch_configs import (
     DispatchConfig,

@@ -36,7 +36,6 @@ from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
 from autotune_model.candidates import DEFAULT, around, candidates
 from autotune_model.executors import SerialExecutor
 from autotune_model.measure import check_model
-from autotune_model.pipeline import flow_phase
 from autotune_model.report import (
     FAILED,
     FAILED_TO_COMPILE,
@@ -46,6 +45,7 @@ from autotune_model.report import (
     TuneReport,
     summary_lines,
 )
+from autotune_model.tuning_setup import flow_phase
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
 
@@ -213,16 +213,16 @@ def test_a_candidate_with_wrong_results_is_dropped_and_the_model_stays_right():
 
 
 def test_candidates_that_fail_are_reported_not_fatal(monkeypatch):
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_setup as tuning_setup
 
-    real = pipeline.candidates
+    real = tuning_setup.candidates
 
     def with_a_broken_one(config, limit):
         found = real(config, limit)
         broken = found[1].compilation_info.replace("distribution = [", "distribution = [99999, ")
         return [*found[:1], type(found[1])("broken", broken), *found[1:]]
 
-    monkeypatch.setattr(pipeline, "candidates", with_a_broken_one)
+    monkeypatch.setattr(tuning_setup, "candidates", with_a_broken_one)
     report = tune_model(MLP, SMALL, benchmark_job=fake_benchmark).report
     for dispatch in report.dispatches:
         broken = next(c for c in dispatch.candidates if c.name == "broken")
@@ -231,7 +231,7 @@ def test_candidates_that_fail_are_reported_not_fatal(monkeypatch):
 
 
 def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
     from autotune_model.report import ModelTiming
 
     timings = iter([1.5, 1.2, 1.0])  # model time with 2 groups, 1 group, none
@@ -239,7 +239,7 @@ def test_a_group_that_slows_the_model_is_taken_back(monkeypatch):
     def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
         return ModelTiming(function, 1000.0, 1000.0 * next(timings), 10)
 
-    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    monkeypatch.setattr(tuning_pass, "time_model", fake_time_model)
     # (from the stock options: `--base auto` would time the option sets for real)
     options = TuneOptions(candidates=3, top_k=1, dispatch_gains=False, base="stock")
     tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
@@ -267,7 +267,7 @@ def test_the_guard_refuses_a_module_whose_interval_holds_slower_than_stock(
     interval reaches above 1 (the module may be slower), every group goes and the module
     is the stock build; where the whole interval is below 1, the groups stay. (Before, a
     ratio under 1.02 passed whatever its noise.)"""
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
     from autotune_model.report import ModelTiming
 
     def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
@@ -278,15 +278,15 @@ def test_the_guard_refuses_a_module_whose_interval_holds_slower_than_stock(
         )
 
     tuned_texts: list[str] = []
-    build_tuned = pipeline.build_tuned
+    build_tuned = tuning_pass.build_tuned
 
     def recording_build(*args, **kwargs):
         vmfb, lowered = build_tuned(*args, **kwargs)
         tuned_texts.append(lowered)
         return vmfb, lowered
 
-    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
-    monkeypatch.setattr(pipeline, "build_tuned", recording_build)
+    monkeypatch.setattr(tuning_pass, "time_model", fake_time_model)
+    monkeypatch.setattr(tuning_pass, "build_tuned", recording_build)
     options = TuneOptions(candidates=3, top_k=1, dispatch_gains=False, base="stock")
     tuned = tune_model(MLP, options, benchmark_job=fake_benchmark)
     assert all(d.kept for d in tuned.report.dispatches) == kept
@@ -300,7 +300,7 @@ def test_the_guard_refuses_a_module_whose_interval_holds_slower_than_stock(
 
 
 def test_strict_timing_refuses_a_module_timed_on_an_unsteady_machine(monkeypatch):
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
     from autotune_model.report import ModelTiming
 
     def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
@@ -308,7 +308,7 @@ def test_strict_timing_refuses_a_module_timed_on_an_unsteady_machine(monkeypatch
             function, 1000.0, 900.0, 40, paired=0.9, interval=[0.85, 0.95], spread=0.25
         )
 
-    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    monkeypatch.setattr(tuning_pass, "time_model", fake_time_model)
     options = TuneOptions(candidates=3, top_k=1, dispatch_gains=False, base="stock")
     with pytest.raises(DiagnosticError, match="too unsteady .* spread of the rounds' ratios 25.0%"):
         tune_model(MLP, replace(options, strict_timing=True), benchmark_job=fake_benchmark)
@@ -321,14 +321,14 @@ def tuned_with_gains(monkeypatch, fake_gains):
     0.9x the stock build's, from the stock options (`--base auto` times the option sets
     for real: on a loaded machine it took one, lost to the stock build, and tuned again,
     measuring the gains twice)."""
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
     from autotune_model.report import ModelTiming
 
     def fake_time_model(stock, tuned, function, inputs, policy, device, resolve=None):
         return ModelTiming(function, 1000.0, 900.0, 10)
 
-    monkeypatch.setattr(pipeline, "dispatch_gains", fake_gains)
-    monkeypatch.setattr(pipeline, "time_model", fake_time_model)
+    monkeypatch.setattr(tuning_pass, "dispatch_gains", fake_gains)
+    monkeypatch.setattr(tuning_pass, "time_model", fake_time_model)
     options = TuneOptions(candidates=3, top_k=1, base="stock")
     return tune_model(MLP, options, benchmark_job=fake_benchmark)
 
@@ -405,7 +405,7 @@ def test_the_last_check_compares_the_tuned_module_with_the_stock_build():
 
 
 def test_a_tuned_module_that_fails_its_last_check_is_written_as_the_stock_build(monkeypatch):
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
 
     seen = []
 
@@ -415,7 +415,7 @@ def test_a_tuned_module_that_fails_its_last_check_is_written_as_the_stock_build(
             return "call 2 gave other results than the stock build"
         return check_model(stock, tuned, *args)
 
-    monkeypatch.setattr(pipeline, "check_model", failing)
+    monkeypatch.setattr(tuning_pass, "check_model", failing)
     tuned = tune_model(MLP, SMALL, benchmark_job=fake_benchmark)
     assert len(seen) == 2, "the last check did not run on both modules"
     assert seen[-1] == tuned.vmfb  # the module written is the one run last
@@ -437,7 +437,7 @@ def own_configuration_wins(job: BenchmarkJob) -> list[Measured]:
 def test_the_module_written_has_run_before_it_is_written_whatever_the_policy(
     monkeypatch, policy, benchmark
 ):
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
 
     checked = []
 
@@ -446,7 +446,7 @@ def test_the_module_written_has_run_before_it_is_written_whatever_the_policy(
         checked.append((tuned, policy_run, failure))
         return failure
 
-    monkeypatch.setattr(pipeline, "check_model", recording)
+    monkeypatch.setattr(tuning_pass, "check_model", recording)
     tuned = tune_model(MLP, replace(SMALL, policy=policy), benchmark_job=benchmark)
     assert any(d.kept for d in tuned.report.dispatches) == (benchmark is fake_benchmark)
     assert checked[-1] == (tuned.vmfb, policy, None)
@@ -466,9 +466,9 @@ def test_an_explicit_module_without_groups_is_timed_without_its_autotune_entry_p
 
 
 def test_a_module_that_fails_to_run_is_never_written(monkeypatch):
-    import autotune_model.pipeline as pipeline
+    import autotune_model.tuning_pass as tuning_pass
 
-    monkeypatch.setattr(pipeline, "check_model", lambda *args: "it failed to run: RESOURCE")
+    monkeypatch.setattr(tuning_pass, "check_model", lambda *args: "it failed to run: RESOURCE")
     with pytest.raises(DiagnosticError, match=r"fails its check before it is written .*RESOURCE"):
         tune_model(MLP, SMALL, benchmark_job=fake_benchmark)
 

@@ -125,7 +125,7 @@ def test_a_cache_to_freeze_is_read_before_any_work(tmp_path, monkeypatch):
     def no_work(*args):
         raise AssertionError("no work before the cache is read")
 
-    monkeypatch.setattr("autotune_model.pipeline.flow_phase", no_work)
+    monkeypatch.setattr("autotune_model.tuning_setup.flow_phase", no_work)
     missing = tmp_path / "missing.sqlite3"
     for path, why in ((missing, "No such file or directory"), (tmp_path, "Is a directory")):
         with pytest.raises(DiagnosticError) as caught:

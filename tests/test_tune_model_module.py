@@ -31,12 +31,12 @@ from small_models import (
 from autotune_contracts.errors import DiagnosticError
 from autotune_model import TuneOptions, tune_model
 from autotune_model.executors import LocalExecutor
-from autotune_model.pipeline import flow_phase
 from autotune_model.report import (
     FAILED,
     KEPT,
     TuneReport,
 )
+from autotune_model.tuning_setup import flow_phase
 from autotune_runtime.session import load
 from lowering.driver import compile_lowered
 
@@ -238,7 +238,7 @@ def test_the_function_of_a_torch_program_is_the_users_never_its_async_twin():
     from autotune_dialect import parse_module
     from autotune_dialect.interop import symbol_name
     from autotune_model.measure import function_inputs, model_function
-    from autotune_model.pipeline import flow_phase
+    from autotune_model.tuning_setup import flow_phase
 
     module = parse_module(flow_phase(ASYNC_MODEL, "llvm-cpu", None, "m.mlir"))
     function = model_function(module, None)

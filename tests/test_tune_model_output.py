@@ -14,6 +14,8 @@ from rich.console import Console
 from small_models import after_where_the_time_is
 
 import autotune_model.pipeline as pipeline
+import autotune_model.tuning_pass as tuning_pass
+import autotune_model.tuning_setup as tuning_setup
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Compiled, CompileJob, Measured
@@ -200,9 +202,11 @@ def test_choosing_build_options_is_shown_while_it_runs(monkeypatch):
     def choose_base(*args, **kwargs):
         raise Chosen(recorder.statuses[-1])
 
-    monkeypatch.setattr(pipeline, "_timed_builds", lambda *args: lambda stock, other: [1.0])
-    monkeypatch.setattr(pipeline, "compile_lowered", lambda *args, **kwargs: b"vmfb")
-    monkeypatch.setattr(pipeline, "choose_base", choose_base)
+    monkeypatch.setattr(
+        tuning_setup, "model_builds_timer", lambda *args: lambda stock, other: [1.0]
+    )
+    monkeypatch.setattr(tuning_pass, "compile_lowered", lambda *args, **kwargs: b"vmfb")
+    monkeypatch.setattr(tuning_pass, "choose_base", choose_base)
     with pytest.raises(Chosen) as shown:
         tune_model(MLP, replace(SMALL, time_model=True, base="auto"), progress=recorder)
     assert str(shown.value) == (

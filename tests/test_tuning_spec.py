@@ -22,8 +22,8 @@ from autotune_dialect.iree_ir import iree_context
 from autotune_model import TuneOptions, tune_model
 from autotune_model.candidates import candidates
 from autotune_model.flow_builds import FROM_FLOW
-from autotune_model.pipeline import flow_phase, input_type_flags, worth_tuning
 from autotune_model.report import REFERENCE
+from autotune_model.tuning_setup import flow_phase, input_type_flags, worth_tuning
 from autotune_model.tuning_spec import SPEC_FLAG, build_spec
 from autotune_runtime.session import load
 from lowering.dispatch_configs import configured_root, default_configs

@@ -124,8 +124,9 @@ CASES = [
 def build(case: Case, folder: Path, target: str = "cuda", **tune) -> None:
     """Write `case`'s stock build, tuned modules and `CASE.json` into `folder`; `tune`:
     more arguments of `tune_model` (an injected benchmark, say)."""
-    from autotune_model.pipeline import input_type_flags, tune_model
+    from autotune_model.pipeline import tune_model
     from autotune_model.tunable import TuneOptions
+    from autotune_model.tuning_setup import input_type_flags
     from lowering.driver import compile_lowered
 
     text = case.source()
