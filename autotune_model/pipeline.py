@@ -37,6 +37,7 @@ from autotune_model.progress import NoProgress, Progress, TerminalProgress, watc
 from autotune_model.steadiness import watch_machine
 from autotune_model.tunable import TuneOptions
 from autotune_model.tuning_pass import TunedModel, Verdict, faster_of_both, tuning_pass
+from autotune_model.tuning_setup import start
 from lowering.driver import user_flags
 
 
@@ -105,11 +106,12 @@ def _tune(
     the stock ones, lost to the stock build (`Verdict.STOCK_INSTEAD`) or beat it by little
     (`Verdict.STOCK_TOO`), a second pass over the same phases from the stock options."""
     executor = executor or LocalExecutor()
-    first = tuning_pass(model, options, filename, executor, progress, jobs)
+    first = tuning_pass(start(model, options, filename, executor, progress, jobs, None))
     if first.verdict is Verdict.KEEP:
         return first.finish()
     stock_options = replace(options, base=STOCK)
-    second = tuning_pass(model, stock_options, filename, executor, progress, jobs, first.run.report)
+    earlier = first.run.report  # the second pass goes on from its times, jobs and notes
+    second = tuning_pass(start(model, stock_options, filename, executor, progress, jobs, earlier))
     if first.verdict is Verdict.STOCK_INSTEAD:
         return second.finish()
     return faster_of_both(first, second.finish())

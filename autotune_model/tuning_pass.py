@@ -30,7 +30,6 @@ from autotune_model.base_builds import (
     threads_flags,
 )
 from autotune_model.candidates import DEFAULT
-from autotune_model.executors import Executor
 from autotune_model.flow_builds import FROM_FLOW
 from autotune_model.freeze import take_cached
 from autotune_model.gains import Planned, dispatch_gains
@@ -42,18 +41,16 @@ from autotune_model.measure import (
     time_model,
     time_model_loads,
 )
-from autotune_model.progress import Progress
 from autotune_model.report import TUNING, BaseBuild, FrozenChoice, TuneReport
 from autotune_model.root_forms import configured_forms
 from autotune_model.search import Search, climb, combine
 from autotune_model.sizes import host_values
-from autotune_model.tunable import Tunable, TuneOptions
+from autotune_model.tunable import Tunable
 from autotune_model.tuned_module import build_tuned
 from autotune_model.tuning_setup import (
     TuningRun,
     find_tunables,
     input_type_flags,
-    start,
     worth_tuning,
 )
 from autotune_model.tuning_spec import (
@@ -462,19 +459,9 @@ class TuningPass:
         return check(self.run, self.analysis, self.built, self.stock, self.spec_of)
 
 
-def tuning_pass(
-    model: str,
-    options: TuneOptions,
-    filename: str,
-    executor: Executor,
-    progress: Progress,
-    jobs: tuple[Callable, Callable],
-    earlier: TuneReport | None = None,
-) -> TuningPass:
-    """The phases of one pass, in order, up to the stock build's verdict. `earlier`: the
-    report of a first pass whose module was built with other options (this pass goes on
-    from its times, jobs, notes and the option sets it tried)."""
-    run = start(model, options, filename, executor, progress, jobs, earlier)
+def tuning_pass(run: TuningRun) -> TuningPass:
+    """The phases of one pass (begun by `tuning_setup.start`), in order, up to the stock
+    build's verdict."""
     base_vmfb, stock_vmfb = choose_option_set(run)
     base_vmfb = choose_thread_count(run, base_vmfb)
     analysis = analyse(run)

@@ -298,7 +298,7 @@ def start(
     check_generated_code(options.target, options.arch)
     run.benchmarked = device_available(device)
     progress.status("compiling the model to the flow phase")
-    run.flows[()] = flow_phase(model, options.target, options.arch, filename)
+    run.flow_of(())
     if options.input_shapes is not None:  # before anything is built or timed on them
         progress.status("checking the input shapes")
         check_example_inputs(run.flows[()], options.function, options.input_shapes, model, filename)
