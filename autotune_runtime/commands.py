@@ -46,24 +46,35 @@ def add_runtime_commands(sub, show_tuning_report: Callable[[str, str | None], in
     """Add `run`, `tune`, `report` and `cache` to the `iree-autotune` subcommands;
     `report TUNED.tune.json` calls `show_tuning_report(path, plot)` (the model tuner's, a
     layer above the runtime)."""
+    _add_run_command(sub)
+    _add_tune_command(sub)
+    _add_report_command(sub, show_tuning_report)
+    _add_cache_command(sub)
 
-    def cache_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--cache",
-            metavar="PATH",
-            help="tuning cache file (default: $IREE_AUTOTUNE_CACHE, else "
-            "$XDG_CACHE_HOME/iree-autotune/tuning.sqlite3)",
-        )
 
-    def module_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("module", metavar="MODULE.vmfb")
-        p.add_argument(
-            "--device", default=DEFAULT_DEVICE, help=f"IREE device (default: {DEFAULT_DEVICE})"
-        )
-        cache_option(p)
+def _add_cache_option(p: argparse.ArgumentParser) -> None:
+    """`--cache PATH`: the tuning cache a command reads or writes."""
+    p.add_argument(
+        "--cache",
+        metavar="PATH",
+        help="tuning cache file (default: $IREE_AUTOTUNE_CACHE, else "
+        "$XDG_CACHE_HOME/iree-autotune/tuning.sqlite3)",
+    )
 
+
+def _add_module_options(p: argparse.ArgumentParser) -> None:
+    """The compiled module, the device it runs on and its tuning cache (`run`, `tune`)."""
+    p.add_argument("module", metavar="MODULE.vmfb")
+    p.add_argument(
+        "--device", default=DEFAULT_DEVICE, help=f"IREE device (default: {DEFAULT_DEVICE})"
+    )
+    _add_cache_option(p)
+
+
+def _add_run_command(sub) -> None:
+    """`run MODULE.vmfb`: the function to call, its arguments, the calls and pinned variants."""
     run = sub.add_parser("run", help="call a function of a compiled module, with tuning")
-    module_options(run)
+    _add_module_options(run)
     run.add_argument(
         "--function", metavar="NAME", help="function to call (optional if there is only one)"
     )
@@ -93,8 +104,11 @@ def add_runtime_commands(sub, show_tuning_report: Callable[[str, str | None], in
     )
     run.set_defaults(run=cmd_run)
 
+
+def _add_tune_command(sub) -> None:
+    """`tune MODULE.vmfb [--export FILE.json]`."""
     tune = sub.add_parser("tune", help="run a module's __autotune entry point and show decisions")
-    module_options(tune)
+    _add_module_options(tune)
     tune.add_argument(
         "--export",
         metavar="FILE.json",
@@ -103,6 +117,10 @@ def add_runtime_commands(sub, show_tuning_report: Callable[[str, str | None], in
     )
     tune.set_defaults(run=cmd_tune)
 
+
+def _add_report_command(sub, show_tuning_report: Callable[[str, str | None], int]) -> None:
+    """`report [TUNED.tune.json] [--plot FILE.png]`: the cache's decisions, or a tune-model
+    report shown by `show_tuning_report`."""
     report = sub.add_parser(
         "report",
         help="per-variant timings of the decisions in the cache, or a tune-model report",
@@ -110,20 +128,23 @@ def add_runtime_commands(sub, show_tuning_report: Callable[[str, str | None], in
     report.add_argument(
         "tuning", nargs="?", metavar="TUNED.tune.json", help="a report of tune-model to show"
     )
-    cache_option(report)
+    _add_cache_option(report)
     report.add_argument("--plot", metavar="FILE.png", help="also write a bar chart")
     report.set_defaults(run=cmd_report, show_tuning_report=show_tuning_report)
 
+
+def _add_cache_command(sub) -> None:
+    """`cache export | import | clear`."""
     cache = sub.add_parser("cache", help="export, import or clear the tuning cache")
     actions = cache.add_subparsers(dest="action", required=True, metavar="ACTION")
     export = actions.add_parser("export", help="write every decision as JSON")
     export.add_argument("file", metavar="FILE.json", help="output file ('-': stdout)")
-    cache_option(export)
+    _add_cache_option(export)
     export.set_defaults(run=cmd_cache_export)
     import_ = actions.add_parser("import", help="add the decisions of an export")
     import_.add_argument("file", metavar="FILE.json", help="input file ('-': stdin)")
-    cache_option(import_)
+    _add_cache_option(import_)
     import_.set_defaults(run=cmd_cache_import)
     clear = actions.add_parser("clear", help="delete every decision")
-    cache_option(clear)
+    _add_cache_option(clear)
     clear.set_defaults(run=cmd_cache_clear)
