@@ -12,10 +12,10 @@ import sys
 import tempfile
 import traceback
 
+from autotune_bridge.ir import parse_module, xdsl_text
 from autotune_contracts.errors import INTERRUPTED, DiagnosticError
 from autotune_contracts.files import read_source, refuse_overwrite, write_atomically
 from autotune_contracts.policy import POLICIES, Policy
-from autotune_dialect.ir import parse_module, xdsl_text
 from autotune_model.commands import add_command as add_tune_model_command
 from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree

@@ -15,9 +15,9 @@ from xdsl.ir import Attribute
 from xdsl.universe import Universe
 from xdsl.utils.target import Target
 
+from autotune_bridge.bridge import resources_section
+from autotune_bridge.ir import print_module, project_dialects
 from autotune_cli.xdsl_errors import report_xdsl_opt_errors
-from autotune_dialect.bridge import resources_section
-from autotune_dialect.ir import print_module, project_dialects
 from lowering import project_passes
 
 

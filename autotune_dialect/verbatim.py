@@ -14,7 +14,7 @@ exact text MLIR prints for them,
   only their name and their exports' names. These keep IREE's op itself
   (`VerbatimOp.deferred`) and make their text only when asked for it.
 
-When a module goes back to IREE (`autotune_dialect.bridge`), each is written as its text,
+When a module goes back to IREE (`autotune_bridge.bridge`), each is written as its text,
 or, for an op IREE still holds in the same context, put back as a copy of that op.
 """
 

@@ -24,12 +24,12 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from autotune_bridge.bridge import resources_used
+from autotune_bridge.generic_text import generic_text
+from autotune_bridge.iree_configs import root_op
 from autotune_dialect import interop, util
-from autotune_dialect.bridge import resources_used
 from autotune_dialect.flow import DispatchOp
-from autotune_dialect.generic_text import generic_text
 from autotune_dialect.interop import op_name
-from autotune_dialect.iree_configs import root_op
 from autotune_dialect.symbols import lookup_symbol
 from autotune_model.candidates import Candidate
 from autotune_model.flow_builds import TO_FLOW, kernels_as_given

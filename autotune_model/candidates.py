@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from autotune_dialect.iree_configs import tile_lists, with_lists, without_cache_tiles
+from autotune_bridge.iree_configs import tile_lists, with_lists, without_cache_tiles
 from autotune_model.gpu_candidates import gpu_candidates
 from autotune_model.spirv_candidates import spirv_candidates
 from lowering.dispatch_configs import DispatchConfig

@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from autotune_dialect.iree_configs import tile_lists, with_lists
+from autotune_bridge.iree_configs import tile_lists, with_lists
 from lowering.dispatch_configs import SUBGROUP_SIZE, WORKGROUP_SIZE, DispatchConfig
 
 MAX_THREADS = 1024

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
+from autotune_bridge.generic_text import generic_text
 from autotune_contracts.errors import DiagnosticError
 from autotune_dialect import interop
 from autotune_dialect.flow import DispatchOp
-from autotune_dialect.generic_text import generic_text
 from autotune_dialect.interop import op_name
 from autotune_dialect.symbols import lookup_symbol
 from autotune_model.bench import kernel_function
@@ -148,7 +148,7 @@ def check_example_inputs(
     """Check the `--input` shapes against the model at the flow phase (`flow`), before
     anything is built or timed on them: against the function's signature
     (`function_inputs`), and with each other where its dispatches use them."""
-    from autotune_dialect.ir import parse_module
+    from autotune_bridge.ir import parse_module
     from autotune_model.measure import function_inputs, model_function
     from autotune_model.sizes import host_values
 

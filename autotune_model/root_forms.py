@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from iree.compiler import ir
 from iree.compiler.passmanager import PassManager
 
-from autotune_dialect.iree_configs import ROOT_MARK, linalg_ops, root_op
+from autotune_bridge.iree_configs import ROOT_MARK, linalg_ops, root_op
 from autotune_dialect.iree_ir import iree_context
 from lowering.dispatch_configs import DispatchConfig, RootForm
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
+from autotune_bridge import parse_module, print_module
+from autotune_bridge.variants import tile_variants
 from autotune_contracts.policy import Policy
-from autotune_dialect import parse_module, print_module
 from autotune_dialect.flow import DispatchOp
-from autotune_dialect.variants import tile_variants
 from autotune_model.flow_builds import FROM_FLOW, TO_FLOW, kernels_as_given, without_shape_ties
 from autotune_model.measure import model_function
 from autotune_model.tunable import Tunable, TuneOptions

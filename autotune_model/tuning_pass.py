@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from autotune_bridge import parse_module
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.policy import Policy
-from autotune_dialect import parse_module
 from autotune_model.base_builds import (
     AUTO,
     BASES,
@@ -36,6 +36,7 @@ from autotune_model.gains import Planned, dispatch_gains
 from autotune_model.measure import (
     ModelFunction,
     check_model,
+    compared,
     function_inputs,
     model_function,
     time_model,
@@ -169,10 +170,13 @@ def choose_thread_count(run: TuningRun, base_vmfb: bytes | None) -> bytes | None
         flags = [*input_type_flags(run.model), *report.base.flags]
         if base_vmfb is None:
             base_vmfb = compile_lowered(run.model, options.target, options.arch, extra_args=flags)
-        loads, told = choose_threads(
+        against, told = choose_threads(
             run.model, options.target, options.arch, flags, base_vmfb, threads, timed
         )
-        report.base.threads_tried, report.base.threads_loads = threads, loads
+        report.base.threads_tried = threads
+        if against is not None:
+            report.base.threads_loads = against.loads
+            report.base.threads_interval = list(against.interval)
         if told is not None:
             report.base.threads, base_vmfb = threads, told
         run.lap("choose build options")
@@ -368,9 +372,10 @@ def against_stock_build(
 ) -> tuple[Verdict, float | None]:
     """Where the timing chose other options than the stock ones, the tuned module timed
     against the stock build itself over fresh loads (the median ratio, also returned):
-    slower, the stock build's dispatches are tuned instead; faster, but the chosen set's
-    build untuned took `STOCK_TUNED_TOO` of the stock build's time or more, they are tuned
-    too."""
+    where it may be slower (the median load or the interval's upper end above
+    `options.slower_at_most`), the stock build's dispatches are tuned instead; faster, but
+    the chosen set's build untuned took `STOCK_TUNED_TOO` of the stock build's time or
+    more, they are tuned too."""
     report = run.report
     if stock_vmfb is None or report.base.name == STOCK:
         return Verdict.KEEP, None
@@ -379,13 +384,15 @@ def against_stock_build(
         stock_vmfb, built.vmfb, analysis.function.name, analysis.inputs, run.policy,
         run.device, LOADS, LOADS_BUDGET_S,
     )  # fmt: skip
-    report.base.tuned_over_stock = [t.ratio for t in loads]
+    over = compared(loads)
+    report.base.tuned_over_stock = over.loads
+    report.base.tuned_over_stock_interval = list(over.interval)
     run.lap("measure")
-    if against.ratio > 1.0:
+    if over.may_exceed(run.options.slower_at_most):
         report.notes.append(
-            f"the tuned module, built with {report.base.name}, took {against.ratio:.3f}x "
-            f"the stock build's time (the median of {LOADS} fresh loads): the stock "
-            "build's dispatches were tuned instead"
+            f"the tuned module, built with {report.base.name}, took {over.words()} the "
+            "stock build's time: it may be slower, so the stock build's dispatches were "
+            "tuned instead"
         )
         return Verdict.STOCK_INSTEAD, against.ratio
     untuned = report.base.ratios.get(report.base.name)

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 
 from xdsl.dialects.builtin import ModuleOp
 
+from autotune_bridge import parse_module
+from autotune_bridge.iree_configs import ROOT_OP_WORDS, loop_count
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.policy import Policy
-from autotune_dialect import parse_module
-from autotune_dialect.iree_configs import ROOT_OP_WORDS, loop_count
 from autotune_dialect.iree_ir import renamed_locations
 from autotune_model.base_builds import AUTO, IREE_THREADS, device_threads, timed_ratio
 from autotune_model.bench import at_flow_phase, bench_module, compile_candidate, root_loop_count
@@ -28,6 +28,7 @@ from autotune_model.measure import ModelFunction, function_inputs, model_functio
 from autotune_model.progress import Progress
 from autotune_model.report import TuneReport
 from autotune_model.search import CandidateBuilds
+from autotune_model.steadiness import Comparison
 from autotune_model.tunable import Tunable, TuneOptions
 from autotune_model.tuned_module import export_name
 from lowering.decisions import load_decisions
@@ -88,7 +89,7 @@ def planned_threads(options: TuneOptions, device: str) -> tuple[int | None, bool
 
 def model_builds_timer(
     model: str, stock_flow: str, options: TuneOptions, filename: str, device: str
-) -> Callable[[bytes, bytes], list[float]]:
+) -> Callable[[bytes, bytes], Comparison]:
     """`base_builds.timed_ratio` for the model's function on its example inputs."""
     probed = parse_module(stock_flow, f"{filename} (flow phase)")
     probe = model_function(probed, options.function, model, filename)
@@ -249,7 +250,7 @@ class TuningRun:
         return self.flows[tuple(flags)]
 
     @functools.cached_property
-    def timed_builds(self) -> Callable[[bytes, bytes], list[float]]:
+    def timed_builds(self) -> Callable[[bytes, bytes], Comparison]:
         """Two builds of the model timed against each other (made once)."""
         return model_builds_timer(
             self.model, self.flows[()], self.options, self.filename, self.device

@@ -25,8 +25,8 @@ from pathlib import Path
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
+from autotune_bridge.iree_configs import root_op
 from autotune_contracts.errors import DiagnosticError
-from autotune_dialect.iree_configs import root_op
 from autotune_dialect.iree_ir import iree_context
 from autotune_model.candidates import DEFAULT
 from autotune_model.report import REFERENCE

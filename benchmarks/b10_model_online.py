@@ -105,7 +105,7 @@ def settle(module, run, args: list) -> int | None:
 
 
 def run(settings: Settings) -> CaseResult:
-    from autotune_dialect import parse_module
+    from autotune_bridge import parse_module
     from autotune_model import TuneOptions, tune_model
     from autotune_model.executors import LocalExecutor
     from autotune_model.measure import function_inputs, model_function

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from autotune_dialect import parse_module
+from autotune_bridge import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.measure import function_inputs, model_function, time_model_loads
 from autotune_model.tuning_setup import DEVICES, flow_phase, input_type_flags

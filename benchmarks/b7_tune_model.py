@@ -33,14 +33,14 @@ load timed for 2 s, none of the real models.
 from __future__ import annotations
 
 import resource
-import statistics
 import time
 from dataclasses import replace
 
-from autotune_dialect import parse_module
+from autotune_bridge import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.base_builds import STOCK, bases_for, choose_base, timed_ratio
 from autotune_model.measure import function_inputs, model_function, time_model_loads
+from autotune_model.steadiness import Comparison
 from autotune_model.tuning_setup import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
 from benchmarks.models import MODELS, REAL, real_model
@@ -83,6 +83,17 @@ def _dispatch_rows(report) -> list[dict]:
     return rows
 
 
+def _by_median(timed):
+    """`timed` (a `timed_ratio`) with each comparison reduced to its median load: the set a
+    user picks by the median alone."""
+
+    def ratio(stock: bytes, other: bytes) -> Comparison:
+        median = timed(stock, other).median
+        return Comparison([median], (median, median))
+
+    return ratio
+
+
 def _median_timing(reference, tuned, function, inputs, policy, device, budget_s, loads):
     """`time_model_loads`: the timing of the load with the median ratio, and every
     load's ratio (rounded for the table) and how its online tuning settled (the calls it
@@ -121,7 +132,7 @@ def run(settings: Settings) -> CaseResult:
             stock, tuned.vmfb, name, inputs, report.policy, device, budget, loads
         )
         # What a speed-minded user picks instead: the fastest of IREE's option sets, by
-        # its median load (tune-model's own choice also needs every load faster).
+        # its median load (tune-model's own choice needs every load and the interval).
         flags = input_type_flags(model.text)
         per_load = timed_ratio(name, inputs, device)
         best, best_vmfb = choose_base(
@@ -130,7 +141,7 @@ def run(settings: Settings) -> CaseResult:
             None,
             flags,
             1.0,
-            lambda stock, other, timed=per_load: [statistics.median(timed(stock, other))],
+            _by_median(per_load),
             stock,
             among=bases_for(stock_flow),
         )
@@ -155,6 +166,7 @@ def run(settings: Settings) -> CaseResult:
             "base": report.base.label,
             # the build told the device's thread count over the build not told, per load
             "threads_loads": [round(r, 4) for r in report.base.threads_loads],
+            "threads_interval": [round(r, 4) for r in report.base.threads_interval],
             "best_flags": best.name,
             "flag_ratios": best.ratios,
             "ratio_best": round(against_best.ratio, 4),

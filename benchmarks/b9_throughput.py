@@ -80,10 +80,10 @@ def stages(source: Path) -> tuple[dict, int]:
     ops the lowering made."""
     from iree.compiler import ir
 
-    from autotune_dialect.bridge import parse_iree, put_back
-    from autotune_dialect.generic_text import generic_text
-    from autotune_dialect.importer import Importer
-    from autotune_dialect.ir import deep_recursion, verify_module
+    from autotune_bridge.bridge import parse_iree, put_back
+    from autotune_bridge.generic_text import generic_text
+    from autotune_bridge.importer import Importer
+    from autotune_bridge.ir import deep_recursion, verify_module
     from autotune_dialect.iree_ir import iree_context
     from lowering.autotune_to_iree import cyclic_gc_paused, lower_module
 

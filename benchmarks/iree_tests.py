@@ -43,7 +43,7 @@ def iree_opt(text: str) -> subprocess.CompletedProcess[str]:
 
 
 def check(item: tuple[str, int, str]) -> dict:
-    from autotune_dialect import DiagnosticError, parse_module, print_module
+    from autotune_bridge import DiagnosticError, parse_module, print_module
 
     name, index, text = item
     expected = iree_opt(text)
@@ -72,8 +72,8 @@ def check_xdsl_route(item: tuple[str, int, str]) -> dict:
 
     from xdsl.xdsl_opt_main import xDSLOptMain
 
-    from autotune_dialect import DiagnosticError, parse_module
-    from autotune_dialect.ir import xdsl_text
+    from autotune_bridge import DiagnosticError, parse_module
+    from autotune_bridge.ir import xdsl_text
     from lowering import lower_to_iree
 
     name, index, text = item

@@ -36,10 +36,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from autotune_bridge.bridge import iree_text
+from autotune_bridge.ir import deep_recursion, parse_module, verify_module
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.policy import POLICIES, Policy
-from autotune_dialect.bridge import iree_text
-from autotune_dialect.ir import deep_recursion, parse_module, verify_module
 from autotune_dialect.symbols import symbol_index
 from lowering.decisions import keeps_several_devices, load_decisions, match_decisions
 from lowering.device_table import DeviceTableLowering, device_drivers

@@ -5,7 +5,7 @@ picks for the root op of every dispatch (the op whose config has `distribution` 
 llvm-cpu, `workgroup` tiles on GPUs) and
 the `translation_info` of its function. `default_configs` reads them from a flow-phase
 module; `distribution_variants` makes configs with other distribution tiles, as
-`#iree_codegen.compilation_info` text that `autotune_dialect.variants.tile_variants`
+`#iree_codegen.compilation_info` text that `autotune_bridge.variants.tile_variants`
 puts on a copy of the kernel.
 
 IREE's SPIR-V code generation (vulkan) configures a kernel in another form: a
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from autotune_bridge.iree_configs import tile_lists, with_lists, without_cache_tiles
 from autotune_contracts.errors import DiagnosticError
-from autotune_dialect.iree_configs import tile_lists, with_lists, without_cache_tiles
 from autotune_dialect.iree_ir import iree_context
 from lowering.driver import failure_summary, first_error, run_iree_compile, target_flags
 

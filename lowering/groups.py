@@ -17,12 +17,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from autotune_bridge.generic_text import generic_text
 from autotune_contracts import interface
 from autotune_contracts.policy import Policy
 from autotune_dialect import flow, interop
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import op_error
-from autotune_dialect.generic_text import generic_text
 from autotune_dialect.interop import attribute, op_name
 from autotune_dialect.verbatim import VerbatimOp
 

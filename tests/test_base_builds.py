@@ -28,6 +28,7 @@ from autotune_model.base_builds import (
 )
 from autotune_model.executors import SerialExecutor
 from autotune_model.report import ModelTiming, TuneReport, summary_lines
+from autotune_model.steadiness import Comparison
 from autotune_model.tuning_setup import PACKING_OPS
 from autotune_runtime.session import load
 
@@ -37,16 +38,24 @@ MATMUL_BASES = (STOCK, "data-tiling", "data-tiling+ukernels")  # a model without
 SMALL = TuneOptions(candidates=2, top_k=1, time_model=False, combine=False, threads=IREE_THREADS)
 
 
-def ratios_in_turn(*values: float | list[float]):
-    """A `ratio` that gives `values` in turn (a number: every load measured it; a list:
-    each load's) and records the builds it was handed."""
+def loads_of(value: float | list[float] | Comparison) -> Comparison:
+    """A timing whose loads measured `value` (a number: every load; a list: each load's),
+    its interval the loads' extremes (or `value` itself, a comparison)."""
+    if isinstance(value, Comparison):
+        return value
+    loads = list(value) if isinstance(value, list) else [value] * 3
+    return Comparison(loads, (min(loads), max(loads)))
+
+
+def ratios_in_turn(*values: float | list[float] | Comparison):
+    """A `ratio` that gives `values` in turn (`loads_of`) and records the builds it was
+    handed."""
     seen: list[tuple[bytes, bytes]] = []
     given = iter(values)
 
-    def ratio(stock: bytes, other: bytes) -> list[float]:
+    def ratio(stock: bytes, other: bytes) -> Comparison:
         seen.append((stock, other))
-        value = next(given)
-        return list(value) if isinstance(value, list) else [value] * 3
+        return loads_of(next(given))
 
     return ratio, seen
 
@@ -58,7 +67,7 @@ def timings_against_stock(*ratios: float, seen: list | None = None):
     def time_loads(stock, tuned, function, inputs, policy, device, loads, budget_s):
         if seen is not None:
             seen.append((stock, tuned))
-        timings = [ModelTiming(function, 1000.0, 1000.0 * r, 10) for r in ratios]
+        timings = [ModelTiming(function, 1000.0, 1000.0 * r, 10, rounds=[r] * 10) for r in ratios]
         return sorted(timings, key=lambda t: t.ratio)[len(ratios) // 2], timings
 
     return time_loads
@@ -75,9 +84,9 @@ def data_tiling_timed_fastest(timed: list, first: float = 0.5, later: float = 0.
     `timed`."""
 
     def fake_ratio(function, inputs, device):
-        def ratio(stock: bytes, other: bytes) -> list[float]:
+        def ratio(stock: bytes, other: bytes) -> Comparison:
             timed.append(other)
-            return [first if len(timed) == 1 else later] * 3
+            return loads_of(first if len(timed) == 1 else later)
 
         return ratio
 
@@ -132,8 +141,8 @@ def test_a_module_built_with_other_options_that_is_slower_than_the_stock_build_g
     assert exports and all("_matmul_" in e for e in exports), exports
     assert any(d.kept for d in report.dispatches) and "__tuned" in tuned.lowered
     assert "mmt4d" not in tuned.lowered
-    note = next(n for n in report.notes if "1.100x the stock build's time" in n)
-    assert "the stock build's dispatches were tuned instead" in note
+    note = next(n for n in report.notes if "took 1.100x (median of 3 fresh loads" in n)
+    assert "it may be slower, so the stock build's dispatches were tuned instead" in note
     # Both runs' candidates are counted (two mmt4d and two matmul dispatches, two each).
     assert report.jobs.compiled >= 8 and report.seconds["build"] > 0
     assert_computes_the_mlp(tuned.vmfb)
@@ -187,7 +196,8 @@ def test_a_module_built_with_other_options_that_beats_the_stock_build_stands(mon
     assert report.base.name == "data-tiling" and report.base.tuned_over_stock == [0.7, 0.9, 0.8]
     assert any(d.kept for d in report.dispatches) and "__tuned" in tuned.lowered
     line = next(ln for ln in summary_lines(report) if "built with them" in ln)
-    assert "0.800x (median of 3 fresh loads: 0.700, 0.900, 0.800)" in line
+    assert "0.800x (median of 3 fresh loads: 0.700, 0.900, 0.800; 95% interval 0.700-0.900)" in line
+    assert report.base.tuned_over_stock_interval == [0.7, 0.9]
     # The report keeps the loads through its JSON form, and refuses a damaged one.
     text = report.to_json()
     assert TuneReport.from_json(text).base.tuned_over_stock == [0.7, 0.9, 0.8]
@@ -238,7 +248,8 @@ def test_an_option_set_must_beat_the_stock_build_in_every_load():
     assert (base.name, vmfb) == (STOCK, seen[0][0])
     assert base.ratios == {STOCK: 1.0, "data-tiling": 0.96, "data-tiling+ukernels": 0.9}
     line = summary_lines(TuneReport("m", "llvm-cpu", None, "online", "local", base=base))[0]
-    assert "taken only when faster in every load): data-tiling 0.960x" in line
+    assert "taken only when faster in every load and by the interval): data-tiling 0.960x" in line
+    assert "data-tiling 0.960x (0.950-1.042)" in line
     ratio, seen = ratios_in_turn([0.9, 0.92, 0.95], [0.9, 0.99, 0.9])
     base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
     assert (base.name, base.ratios["data-tiling"], vmfb) == ("data-tiling", 0.92, seen[0][1])
@@ -267,13 +278,82 @@ def test_the_two_fastest_when_close_are_timed_against_each_other(against, chosen
     assert TuneReport.from_json(report.to_json()).base == base
     assert summary_lines(report)[1] == (
         "the two fastest, close, timed against each other: data-tiling took "
-        f"{against:.3f}x the time of data-tiling+ukernels (median of 3 fresh loads: "
-        f"{against:.3f}, {against:.3f}, {against:.3f})"
+        f"{against:.3f}x (median of 3 fresh loads: {against:.3f}, {against:.3f}, "
+        f"{against:.3f}; 95% interval {against:.3f}-{against:.3f}) the time of "
+        "data-tiling+ukernels"
     )
     # Not close (0.8 against 0.5): no third timing.
     ratio, seen = ratios_in_turn(0.8, 0.5)
     base, _ = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
     assert len(seen) == 2 and base.head_to_head == [] and base.name == "data-tiling+ukernels"
+
+
+def test_an_option_set_faster_in_every_load_but_not_by_the_interval_is_not_taken():
+    """Every load's median below the stock build's, but the interval over their rounds
+    reaches it (the rounds' noise): the stock build stays; the same loads with an interval
+    below 1/1.03 take the set."""
+    noisy = Comparison([0.9, 0.92, 0.95], (0.85, 1.01))
+    ratio, seen = ratios_in_turn(noisy, 1.2)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
+    assert (base.name, vmfb) == (STOCK, seen[0][0])
+    assert base.intervals == {"data-tiling": [0.85, 1.01], "data-tiling+ukernels": [1.2, 1.2]}
+    line = summary_lines(TuneReport("m", "llvm-cpu", None, "online", "local", base=base))[0]
+    assert "data-tiling 0.920x (0.850-1.010)" in line
+    ratio, seen = ratios_in_turn(Comparison([0.9, 0.92, 0.95], (0.88, 0.96)), 1.2)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
+    assert (base.name, vmfb) == ("data-tiling", seen[0][1])
+
+
+def test_the_second_of_two_close_sets_must_be_shown_faster_to_replace_the_first():
+    """BART's head-to-head: the second set measured 1.021, 0.998 and 0.819 of the first in
+    three loads; its median is below 1 but not every load nor the interval is, and the
+    first stays (the median alone took the second)."""
+    against = Comparison([1.021, 0.998, 0.819], (0.83, 1.015))
+    ratio, seen = ratios_in_turn(0.8, 0.78, against)
+    base, vmfb = choose_base(MLP, "llvm-cpu", None, [], 1.03, ratio, among=MATMUL_BASES)
+    assert base.head_to_head == ["data-tiling+ukernels", "data-tiling"]
+    assert (base.name, vmfb) == ("data-tiling+ukernels", seen[1][1])
+    assert base.head_to_head_interval == [0.83, 1.015]
+    report = TuneReport("m", "llvm-cpu", None, "online", "local", base=base)
+    assert TuneReport.from_json(report.to_json()).base == base
+
+
+def test_the_thread_count_faster_in_every_load_but_not_by_the_interval_is_left(monkeypatch):
+    noisy = Comparison([0.9, 0.92, 0.95], (0.86, 1.02))
+    tuned, timed = tuned_with_threads_timed(monkeypatch, noisy, threads="auto")
+    base = tuned.report.base
+    assert len(timed) == 1 and base.threads is None and base.flags == []
+    assert base.threads_interval == [0.86, 1.02]
+    assert after_where_the_time_is(tuned.report)[1].endswith(
+        "95% interval 0.860-1.020) the time not told; not taken"
+    )
+
+
+def test_a_module_whose_interval_against_the_stock_build_reaches_slower_gives_way(monkeypatch):
+    """The module built with the chosen set: its loads' median below the stock build's
+    (0.98), but their rounds' interval reaches above 1: it may be slower, and the stock
+    build's dispatches are tuned instead."""
+    import autotune_model.tuning_pass as tuning_pass
+
+    def time_loads(stock, tuned, function, inputs, policy, device, loads, budget_s):
+        rounds = [0.9, 0.95, 0.98, 1.02, 1.06] * 4  # the median 0.98, the interval to 1.02
+        timings = [
+            ModelTiming(function, 1000.0, 1000.0 * r, 10, rounds=rounds) for r in (0.97, 0.98, 0.99)
+        ]
+        return timings[1], timings
+
+    seen: list = []
+    tuned = tuned_with_data_tiling_chosen(monkeypatch, 0.97, 0.98, 0.99, seen=seen)
+    assert tuned.report.base.name == "data-tiling"  # (the loads' interval is 0.97-0.99)
+    monkeypatch.setattr(tuning_pass, "time_model_loads", time_loads)
+    options = replace(SMALL, time_model=True, dispatch_gains=False)
+    monkeypatch.setattr(tuning_pass, "time_model", fake_time_model)
+    tuned = tune_model(MLP, options, executor=SerialExecutor(), benchmark_job=fake_benchmark)
+    report = tuned.report
+    assert report.base.name == STOCK, report.notes
+    note = next(n for n in report.notes if "it may be slower" in n)
+    assert "took 0.980x (median of 3 fresh loads: 0.970, 0.980, 0.990; 95% interval" in note
+    assert_computes_the_mlp(tuned.vmfb)
 
 
 def test_a_report_whose_head_to_head_is_not_two_names_is_refused():
@@ -410,7 +490,7 @@ def test_a_convolution_tuned_with_im2col_and_tuned_explicitly_computes_the_convo
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-def tuned_with_threads_timed(monkeypatch, loads: list[float] | None, **options):
+def tuned_with_threads_timed(monkeypatch, loads: list[float] | Comparison | None, **options):
     """The MLP tuned from the stock build with the build told the device's thread count
     timed at `loads` of the build not told (None: a timing would fail the test), the
     model's own timing faked; the builds timed, as (not told, told)."""
@@ -420,10 +500,10 @@ def tuned_with_threads_timed(monkeypatch, loads: list[float] | None, **options):
     timed: list[tuple[bytes, bytes]] = []
 
     def fake_ratio(function, inputs, device):
-        def ratio(build: bytes, told: bytes) -> list[float]:
+        def ratio(build: bytes, told: bytes) -> Comparison:
             assert loads is not None, "the thread count was timed"
             timed.append((build, told))
-            return list(loads)
+            return loads_of(loads)
 
         return ratio
 
@@ -445,8 +525,8 @@ def test_the_device_thread_count_is_taken_where_the_model_runs_faster_told_it(mo
     lines = after_where_the_time_is(tuned.report)
     assert lines[0] == f"build options: stock ({THREADS_FLAG}={count})"
     assert lines[1] == (
-        f"code generation told {count} threads (the device's): 0.900x the time not told "
-        "(median of 3 fresh loads: 0.880, 0.900, 0.920); taken"
+        f"code generation told {count} threads (the device's): 0.900x (median of 3 fresh "
+        "loads: 0.880, 0.900, 0.920; 95% interval 0.880-0.920) the time not told; taken"
     )
     assert TuneReport.from_json(tuned.report.to_json()).base == base
     assert_computes_the_mlp(tuned.vmfb)
@@ -458,7 +538,8 @@ def test_the_device_thread_count_is_left_where_one_load_ran_slower_told_it(monke
     assert len(timed) == 1 and base.threads is None and base.flags == []
     assert base.threads_tried == device_threads("local-task") and base.label == STOCK
     assert after_where_the_time_is(tuned.report)[1].endswith(
-        "(median of 3 fresh loads: 0.900, 1.010, 0.950); not taken"
+        "(median of 3 fresh loads: 0.900, 1.010, 0.950; 95% interval 0.900-1.010) the time not "
+        "told; not taken"
     )
     assert_computes_the_mlp(tuned.vmfb)
 

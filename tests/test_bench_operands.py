@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotune_dialect import parse_module
+from autotune_bridge import parse_module
 from autotune_model.bench import (
     BenchmarkJob,
     CompileJob,

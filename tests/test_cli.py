@@ -12,7 +12,7 @@ import pytest
 from conftest import DATA
 from modules import tagged_module
 
-from autotune_dialect import parse_module, print_module
+from autotune_bridge import parse_module, print_module
 from autotune_runtime.session import load as load_module
 
 BIN = Path(sys.executable).parent
@@ -164,8 +164,8 @@ def test_bad_arguments_exit_1(args, message, tmp_path):
 
 def test_ipython_displays_ir_as_mlir(group_file):
     shell_module = pytest.importorskip("IPython.core.interactiveshell")
+    from autotune_bridge.notebook import register
     from autotune_dialect.autotune import GroupOp
-    from autotune_dialect.notebook import register
 
     shell = shell_module.InteractiveShell.instance()
     register(shell)

@@ -15,9 +15,9 @@ import pytest
 from command_line import DEVICE, cli
 from modules import tagged_module
 
+from autotune_bridge.ir import parse_module
 from autotune_contracts.cache_file import SCHEMA_VERSION
 from autotune_contracts.policy import Policy
-from autotune_dialect.ir import parse_module
 from lowering.discovery import collect_groups
 
 

@@ -13,14 +13,8 @@ from xdsl.dialects.builtin import ArrayAttr
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
 
-from autotune_dialect import (
-    DiagnosticError,
-    make_context,
-    parse_module,
-    print_module,
-    verify_module,
-)
-from autotune_dialect.variants import dispatches, tile_variants
+from autotune_bridge import DiagnosticError, make_context, parse_module, print_module, verify_module
+from autotune_bridge.variants import dispatches, tile_variants
 from lowering import AutotuneToIREEPass, lower_module
 from lowering.dispatch_configs import default_configs, distribution_variants
 

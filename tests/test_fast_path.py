@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from modules import tagged_chain_module
 
-from autotune_dialect import parse_module
+from autotune_bridge import parse_module
 from autotune_dialect.diagnostics import DiagnosticError
 from autotune_runtime import load
 from autotune_runtime.cache import Entry

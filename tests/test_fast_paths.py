@@ -33,8 +33,8 @@ from xdsl.ir import Block
 from xdsl.irdl import IRDLOperation
 from xdsl.printer import Printer
 
+from autotune_bridge.generic_text import GenericWriter
 from autotune_dialect import flow, group_syntax
-from autotune_dialect.generic_text import GenericWriter
 from autotune_dialect.iree_ir import iree_context
 from autotune_dialect.verbatim import VerbatimAttr, VerbatimType
 
@@ -163,8 +163,8 @@ def test_group_uses_are_checked_with_a_fixed_number_of_scans(monkeypatch):
     """Collecting the sites and checking every other reference to groups index each
     symbol table once, so that a module with many symbols and dispatches lowers in linear
     time (it was one scan of the module per reference)."""
+    from autotune_bridge.ir import parse_module
     from autotune_dialect import symbols
-    from autotune_dialect.ir import parse_module
     from benchmarks.kernels import many_groups_module
     from lowering.autotune_to_iree import lower_module
 
@@ -189,7 +189,7 @@ def test_group_uses_are_checked_with_a_fixed_number_of_scans(monkeypatch):
 
 @pytest.mark.parametrize("names", [("e5", "g5_v0"), ("a b", "c"), ('x"y', "z$1"), ("é", "_")])
 def test_nested_symbol_references_import_as_the_general_path_reads_them(names):
-    from autotune_dialect.importer import Importer, faithful
+    from autotune_bridge.importer import Importer, faithful
 
     context = iree_context()
     with context:

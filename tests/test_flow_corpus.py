@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from conftest import DATA, run_iree_opt
 
-from autotune_dialect import DiagnosticError, parse_module, print_module
+from autotune_bridge import DiagnosticError, parse_module, print_module
+from autotune_bridge.variants import dispatches, tile_variants
 from autotune_dialect.interop import op_name, symbol_name
-from autotune_dialect.variants import dispatches, tile_variants
 from autotune_runtime.session import load
 from lowering.autotune_to_iree import lower_module
 from lowering.dispatch_configs import default_configs, distribution_variants

@@ -14,7 +14,6 @@ LONGER = {
     "autotune_model/commands.py:add_command",
     "autotune_model/commands.py:cmd_tune_model",
     "autotune_model/bench.py:bench_module",
-    "autotune_runtime/commands.py:add_runtime_commands",
     "lowering/ptx_abi.py:adapt_kernel",
     "lowering/exploration.py:explore",
     "lowering/triton/emit.py:entry",

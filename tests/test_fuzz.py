@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from iree.compiler import ir as iree_ir
 from modules import faulty_function_group, function_group_module, tagged_module
 
-from autotune_dialect import POLICIES, DiagnosticError
+from autotune_bridge import POLICIES, DiagnosticError
 from autotune_dialect.group_parameters import PARAMETERS
 from lowering.autotune_to_iree import lower_to_iree
 

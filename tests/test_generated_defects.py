@@ -13,8 +13,8 @@ from command_line import iree_autotune
 from conftest import DATA, run_iree_opt
 from iree.compiler.tools.binaries import find_tool
 
+from autotune_bridge import DiagnosticError, parse_module
 from autotune_cli import main as cli
-from autotune_dialect import DiagnosticError, parse_module
 
 SOURCES = sorted(p for p in DATA.rglob("*.mlir") if "verify" not in p.parts)
 CUTS = (0.3, 0.55, 0.8)

@@ -19,7 +19,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 
-from autotune_dialect import DiagnosticError, GroupOp, parse_module, util
+from autotune_bridge import DiagnosticError, GroupOp, parse_module
+from autotune_dialect import util
 from lowering import lower_module
 
 VARIANTS = """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from autotune_dialect.ir import parse_module
+from autotune_bridge.ir import parse_module
 from autotune_model.measure import model_function
 from autotune_model.sizes import host_values
 

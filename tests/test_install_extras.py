@@ -29,8 +29,8 @@ import pytest
 ROOT = Path(__file__).parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
-PACKAGES = ["autotune_contracts", "autotune_runtime", "autotune_dialect", "lowering"]
-PACKAGES += ["autotune_model", "autotune_cli"]
+PACKAGES = ["autotune_contracts", "autotune_runtime", "autotune_dialect", "autotune_bridge"]
+PACKAGES += ["lowering", "autotune_model", "autotune_cli"]
 NAMED = re.compile(r"(?:iree-autotune|\.)\[([a-z]+(?:,[a-z]+)*)\]")
 
 

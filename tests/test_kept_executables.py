@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from autotune_bridge.bridge import iree_text, to_iree
+from autotune_bridge.ir import parse_module
 from autotune_contracts.errors import DiagnosticError
-from autotune_dialect.bridge import iree_text, to_iree
-from autotune_dialect.ir import parse_module
 from autotune_dialect.iree_ir import iree_context
 from autotune_dialect.verbatim import VerbatimOp
 from benchmarks.kernels import many_groups_module
@@ -131,7 +131,7 @@ def test_errors_in_plain_executables_are_reported_as_when_imported(case):
 
 
 def test_stand_ins_that_do_not_all_come_back_fall_back_to_text(monkeypatch):
-    from autotune_dialect import bridge
+    from autotune_bridge import bridge
 
     text = many_groups_module(4, 2, per_function=4, grouped=2)
     monkeypatch.setattr(bridge, "put_back", lambda parsed, kept: False)
@@ -156,7 +156,7 @@ def test_modules_with_resources_keep_their_resource_names():
 def test_every_executable_and_kernel_module_comes_back_as_a_copy(monkeypatch):
     """Plain executables and the kernel modules of executables with groups are all put
     back as copies of IREE's ops (none is read again from text)."""
-    from autotune_dialect import bridge
+    from autotune_bridge import bridge
 
     copied: list[int] = []
     original = bridge.put_back
@@ -174,8 +174,8 @@ def test_every_executable_and_kernel_module_comes_back_as_a_copy(monkeypatch):
 def test_ops_verified_by_the_import_are_not_verified_again_but_later_changes_are():
     """`parse_module` passes the ops the import verified to `verify_module`, once: a
     later verification checks every op again."""
+    from autotune_bridge.ir import verify_module
     from autotune_dialect.flow import DispatchOp
-    from autotune_dialect.ir import verify_module
     from autotune_dialect.verbatim import VerbatimAttr
 
     text = many_groups_module(2, 2, per_function=2, grouped=2)

@@ -11,7 +11,7 @@ import pytest
 from conftest import runtime_tool
 from modules import function_group_module, matmul_example, tagged_module
 
-from autotune_dialect import DiagnosticError
+from autotune_bridge import DiagnosticError
 from autotune_runtime.session import load as load_module
 from autotune_runtime.tuner import Tuner
 from lowering.autotune_to_iree import lower_module, lower_to_iree
@@ -292,7 +292,7 @@ def test_compiler_failure_is_a_diagnostic():
 
 
 def test_group_built_from_python_lowers_without_text():
-    from autotune_dialect import GroupOp, parse_module, print_module
+    from autotune_bridge import GroupOp, parse_module, print_module
     from autotune_dialect.interop import op_name
 
     text = tagged_module(with_group=False)
@@ -316,7 +316,7 @@ def test_group_built_from_python_lowers_without_text():
 @pytest.mark.parametrize("source", ["flow", "function"])
 def test_lowered_module_is_accepted_by_iree(policy, source):
     # What the lowering creates is verified by IREE when the module is printed.
-    from autotune_dialect import parse_module, print_module
+    from autotune_bridge import parse_module, print_module
 
     module = parse_module(tagged_module() if source == "flow" else function_group_module())
     lower_module(module, policy)
@@ -356,7 +356,7 @@ def test_the_committed_path_is_the_chain_alone(text, entry):
     """Online: once a key is committed, a call loads the choice (and the committed key),
     compares and branches into the variant; no host call, no clock, no fence and no
     validation on that path: all of exploration is in an out-of-line function."""
-    from autotune_dialect import parse_module
+    from autotune_bridge import parse_module
     from autotune_dialect.interop import op_name, symbol_name
 
     module = parse_module(text)

@@ -18,10 +18,10 @@ from conftest import runtime_tool
 from modules import tagged_module
 from test_vulkan import vulkan_problem
 
+from autotune_bridge.bridge import iree_text
+from autotune_bridge.ir import parse_module
 from autotune_contracts.cache_file import SCHEMA_VERSION
 from autotune_contracts.policy import Policy
-from autotune_dialect.bridge import iree_text
-from autotune_dialect.ir import parse_module
 from lowering.discovery import collect_groups
 from lowering.driver import compile
 

@@ -80,7 +80,7 @@ def _stock_outputs(text: str, function: str, args) -> list[np.ndarray]:
 def _corpus_model(name: str):
     """A corpus model: its text, its path, its function, inputs for it, and the stock
     build's outputs on them."""
-    from autotune_dialect import parse_module
+    from autotune_bridge import parse_module
     from autotune_model.measure import function_inputs, model_function
     from autotune_model.tuning_setup import flow_phase
 

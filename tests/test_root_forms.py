@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from small_models import ATTENTION
 
-from autotune_dialect.iree_configs import tile_lists
+from autotune_bridge.iree_configs import tile_lists
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, BenchModule, Measured, root_loop_count
 from autotune_model.candidates import candidates

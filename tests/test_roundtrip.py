@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import DATA, run_iree_opt
 
-from autotune_dialect import parse_module, print_module
+from autotune_bridge import parse_module, print_module
 
 CORPUS = sorted((DATA / "roundtrip").glob("*.mlir"))
 
@@ -95,7 +95,7 @@ def test_mixed_precision_matmul_in_variants_is_valid_and_runs(tmp_path):
 
 
 def test_group_shows_as_mlir_in_a_notebook():
-    from autotune_dialect import GroupOp
+    from autotune_bridge import GroupOp
 
     module = parse_module(MIXED_PRECISION, "mixed.mlir")
     group = next(op for op in module.walk() if isinstance(op, GroupOp))

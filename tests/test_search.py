@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 from conftest import DATA
 
-from autotune_dialect.iree_configs import tile_lists
+from autotune_bridge.iree_configs import tile_lists
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Measured
 from autotune_model.candidates import Candidate, around, candidates

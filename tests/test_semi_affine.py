@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from autotune_dialect import parse_module, print_module
+from autotune_bridge import parse_module, print_module
 from autotune_runtime.session import load
 from lowering import compile, lower_to_iree
 

@@ -34,7 +34,7 @@ def _nested_ifs(depth: int, error: bool = False) -> str:
 
 @pytest.mark.parametrize("depth", [150, 990])
 def test_deep_valid_nesting_is_read_lowered_and_printed(depth):
-    from autotune_dialect import parse_module, print_module, xdsl_text
+    from autotune_bridge import parse_module, print_module, xdsl_text
 
     text = _nested_ifs(depth)
     lowered = lower_to_iree(text, filename="deep.mlir", locations=False)
@@ -45,7 +45,7 @@ def test_deep_valid_nesting_is_read_lowered_and_printed(depth):
 
 
 def test_an_error_deep_inside_is_located():
-    from autotune_dialect import DiagnosticError
+    from autotune_bridge import DiagnosticError
 
     with pytest.raises(DiagnosticError) as info:
         lower_to_iree(_nested_ifs(400, error=True), filename="deep.mlir")
@@ -62,7 +62,7 @@ def test_an_error_deep_inside_is_located():
     ids=["regions", "attribute"],
 )
 def test_absurd_nesting_is_a_located_error(text, line):
-    from autotune_dialect import DiagnosticError
+    from autotune_bridge import DiagnosticError
 
     with pytest.raises(DiagnosticError, match="nest deeper than 1000 levels") as info:
         lower_to_iree(text, filename="absurd.mlir")

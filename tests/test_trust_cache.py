@@ -194,8 +194,8 @@ def test_cache_options_tell_a_cache_file_from_an_export_and_touch_neither(tmp_pa
     ]
     # `compile --cache` takes the cache file itself as well as an export (the decisions
     # made for the module's kernels: its group's digest).
+    from autotune_bridge.ir import parse_module
     from autotune_contracts.policy import Policy
-    from autotune_dialect.ir import parse_module
     from autotune_runtime.cache import CacheKey, Entry
     from lowering.discovery import collect_groups
 

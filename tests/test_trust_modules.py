@@ -92,7 +92,7 @@ def test_a_user_symbol_named_like_a_host_import_is_refused_at_that_symbol():
         "module {\n  util.func private @autotune.now_ns() -> i64 {\n"
         "    %c = arith.constant 0 : i64\n    util.return %c : i64\n  }\n",
     )
-    from autotune_dialect import DiagnosticError
+    from autotune_bridge import DiagnosticError
 
     with pytest.raises(DiagnosticError) as info:
         lower_to_iree(text, filename="imports.mlir")

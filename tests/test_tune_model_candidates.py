@@ -28,8 +28,8 @@ from small_models import (
     mlp_reference,
 )
 
+from autotune_bridge.iree_configs import tile_lists
 from autotune_contracts.errors import DiagnosticError
-from autotune_dialect.iree_configs import tile_lists
 from autotune_dialect.iree_ir import iree_context
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import BenchmarkJob, Measured, benchmark_dispatch
@@ -388,7 +388,7 @@ def test_gains_are_measured_on_a_build_without_a_fast_path(monkeypatch):
 
 
 def test_the_last_check_compares_the_tuned_module_with_the_stock_build():
-    from autotune_dialect import parse_module
+    from autotune_bridge import parse_module
     from autotune_model.measure import function_inputs, model_function
     from lowering.driver import compile_lowered
 
@@ -454,7 +454,7 @@ def test_the_module_written_has_run_before_it_is_written_whatever_the_policy(
 
 
 def test_an_explicit_module_without_groups_is_timed_without_its_autotune_entry_point():
-    from autotune_dialect import parse_module
+    from autotune_bridge import parse_module
     from autotune_model.measure import function_inputs, model_function, time_model
     from lowering.driver import compile_lowered
 
@@ -478,7 +478,7 @@ def test_a_bench_module_repeats_its_dispatch_in_one_command_buffer_and_one_wait(
     host (a submission and a wait per copy: 65-70 us a dispatch on local-task, whatever its
     work); the bench module dispatches once and IREE repeats the dispatch in the call's
     command buffer, so that a call waits once for all of them."""
-    from autotune_dialect import parse_module
+    from autotune_bridge import parse_module
     from autotune_model.bench import (
         REPEAT,
         BenchmarkJob,

@@ -235,7 +235,7 @@ def test_the_function_of_a_torch_program_is_the_users_never_its_async_twin():
     """iree-import-onnx output: at the flow phase IREE has @main_graph$async (with fences,
     holding the dispatches) and @main_graph, which calls it: @main_graph is the model,
     its arguments' types come from where @main_graph$async imports them."""
-    from autotune_dialect import parse_module
+    from autotune_bridge import parse_module
     from autotune_dialect.interop import symbol_name
     from autotune_model.measure import function_inputs, model_function
     from autotune_model.tuning_setup import flow_phase

@@ -12,7 +12,7 @@ import re
 import pytest
 from conftest import DATA
 
-from autotune_dialect import DiagnosticError, GroupOp, parse_module
+from autotune_bridge import DiagnosticError, GroupOp, parse_module
 from autotune_dialect.interop import op_name, symbol_name, workload_arity
 
 VERIFY = DATA / "verify"
@@ -223,7 +223,7 @@ def test_valid_group_verifies(text, container, name):
 
 def test_verify_module_catches_a_group_broken_after_parsing():
     """verify_module on a parsed valid module passes, and checks groups edited later."""
-    from autotune_dialect import verify_module
+    from autotune_bridge import verify_module
 
     module = parse_module(UTIL_FUNC_GROUP, "valid.mlir")
     verify_module(module, UTIL_FUNC_GROUP)

@@ -19,9 +19,9 @@ import pytest
 from conftest import DATA
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from autotune_bridge import DiagnosticError, parse_module
+from autotune_bridge.ir import xdsl_text
 from autotune_cli.main import main as cli_main
-from autotune_dialect import DiagnosticError, parse_module
-from autotune_dialect.ir import xdsl_text
 from lowering import lower_to_iree
 
 BIN = Path(sys.executable).parent

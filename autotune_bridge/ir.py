@@ -19,9 +19,9 @@ from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from autotune_bridge.bridge import iree_text, read_module
 from autotune_contracts.errors import DiagnosticError
 from autotune_dialect.autotune import Autotune, GroupOp
-from autotune_dialect.bridge import iree_text, read_module
 from autotune_dialect.diagnostics import op_error, op_location
 from autotune_dialect.flow import Flow
 from autotune_dialect.hal import HAL
@@ -133,7 +133,7 @@ def _unregistered_autotune_op(name: str) -> str:
         return (
             "is an unregistered op, not the autotune dialect's group; build it with "
             "autotune_dialect.GroupOp, or read the text with a context that has the "
-            "autotune dialect (autotune_dialect.ir.make_context)"
+            "autotune dialect (autotune_bridge.ir.make_context)"
         )
     return f"is not an op of the autotune dialect, whose one op is '{GroupOp.name}'"
 

@@ -1,7 +1,7 @@
 """Jupyter display: IR objects render as MLIR text.
 
 Importing `autotune_dialect` inside IPython registers the formatters; elsewhere,
-`%load_ext autotune_dialect.notebook` or `register(ipython)` does.
+`%load_ext autotune_bridge.notebook` or `register(ipython)` does.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def mlir_text(op: Operation) -> str:
     """The op as MLIR text, in the syntax IREE's tools read."""
     # Imported here: the package imports this module to register the display hooks, and
     # `ir` imports the dialect's ops, which must not need the package loaded.
-    from autotune_dialect.ir import print_module
+    from autotune_bridge.ir import print_module
 
     return print_module(op).rstrip("\n")
 

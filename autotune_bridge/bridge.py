@@ -20,13 +20,13 @@ from iree.compiler import ir
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
+from autotune_bridge.generic_text import generic_text
+from autotune_bridge.importer import Importer, IreeInput
 from autotune_contracts.errors import DiagnosticError, SourceLocation
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.brackets import unbalanced
 from autotune_dialect.diagnostics import named_value
-from autotune_dialect.generic_text import generic_text
 from autotune_dialect.group_syntax import OffsetMap, mlir_string, to_custom, to_generic_with_offsets
-from autotune_dialect.importer import Importer, IreeInput
 from autotune_dialect.iree_ir import (
     STDIN_NAME,
     iree_context,

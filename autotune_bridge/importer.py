@@ -41,16 +41,16 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 
-from autotune_contracts.errors import DiagnosticError, SourceLocation
-from autotune_dialect.autotune import GroupOp
-from autotune_dialect.group_parameters import GroupAttributeError
-from autotune_dialect.group_syntax import CALL_OF_GROUP
-from autotune_dialect.import_forms import (
+from autotune_bridge.import_forms import (
     MODELLED,
     call_kind,
     generic_dictionaries,
     modelled_op,
 )
+from autotune_contracts.errors import DiagnosticError, SourceLocation
+from autotune_dialect.autotune import GroupOp
+from autotune_dialect.group_parameters import GroupAttributeError
+from autotune_dialect.group_syntax import CALL_OF_GROUP
 from autotune_dialect.interop import missing_kernel_function
 from autotune_dialect.iree_ir import (
     FUNCTIONS,

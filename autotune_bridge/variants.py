@@ -23,12 +23,12 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
 import autotune_dialect.interop as interop
+from autotune_bridge.iree_configs import check_loop_count, root_op
 from autotune_contracts.errors import DiagnosticError
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import op_error
 from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
-from autotune_dialect.iree_configs import check_loop_count, root_op
 from autotune_dialect.symbols import lookup_symbol
 from autotune_dialect.verbatim import VerbatimOp
 
