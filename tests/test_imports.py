@@ -8,52 +8,63 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("contracts", ("autotune_contracts",)),
-    ("dialect", ("autotune_dialect",)),
-    ("bridge", ("autotune_bridge",)),
-    ("lowering", ("lowering",)),
-    ("runtime", ("autotune_runtime",)),
-    ("model", ("autotune_model",)),
-    ("cli", ("autotune_cli",)),
+LAYERS: list[tuple[str, str]] = [
+    ("contracts", "autotune_contracts"),
+    ("dialect", "autotune_dialect"),
+    ("bridge", "autotune_bridge"),
+    ("lowering", "lowering"),
+    ("runtime", "autotune_runtime"),
+    ("model", "autotune_model"),
+    ("cli", "autotune_cli"),
 ]
-"""Bottom first. A module belongs to the layer of the longest prefix naming it; the
-dialect's package itself (`autotune_dialect/__init__.py`, its public API) is in `bridge`."""
+"""Bottom first: each layer's name and its package. A module is in the layer of the
+package folder it lies in, at any depth."""
 
-PACKAGES = ("autotune_contracts", "autotune_runtime", "autotune_dialect", "autotune_bridge")
-PACKAGES += ("lowering",)
-PACKAGES += ("autotune_model", "autotune_cli")
+LAYER_NAMES = [name for name, _ in LAYERS]
 
 WITHOUT_COMPILER = ("contracts", "runtime")
 """Layers that import neither xDSL nor IREE's compiler: the runtime runs a compiled module
 with IREE's runtime alone."""
 
 
-def module_files() -> dict[str, Path]:
+def package_folders(root: Path = ROOT) -> list[str]:
+    """The project's package folders: those the wheel holds (pyproject.toml's hatch
+    `packages`, the only ones an editable install exposes)."""
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    return list(project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"])
+
+
+PACKAGES = tuple(package_folders())
+
+
+def module_files(root: Path = ROOT) -> dict[str, Path]:
     """Every module of the project's packages, by dotted name (a package by its own name)."""
     modules: dict[str, Path] = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    for package in package_folders(root):
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
             modules[".".join(parts)] = path
     return modules
 
 
-def layer_of(module: str) -> int:
-    """The index in `LAYERS` of a project module's layer."""
-    best, rank = -1, -1
-    for index, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
-                best, rank = len(prefix), index
-    assert rank >= 0, f"{module} is in no layer of tests/test_imports.py"
-    return rank
+def module_layers(root: Path = ROOT) -> dict[str, int]:
+    """Each module's layer (its index in `LAYERS`): that of its package folder. A package
+    folder with no layer fails, named."""
+    rank = {package: index for index, (_, package) in enumerate(LAYERS)}
+    undeclared = [f"{p}/" for p in package_folders(root) if p not in rank]
+    assert not undeclared, (
+        f"package folders in no layer of tests/test_imports.py (LAYERS): {', '.join(undeclared)}"
+    )
+    return {module: rank[module.partition(".")[0]] for module in module_files(root)}
 
 
 def _imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
@@ -122,14 +133,13 @@ def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+def upward_imports(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
     """`a (layer) -> b (higher layer)` for each import of a module of a higher layer."""
-    names = [name for name, _ in LAYERS]
     return [
-        f"{a} ({names[layer_of(a)]}) -> {b} ({names[layer_of(b)]})"
+        f"{a} ({LAYER_NAMES[layers[a]]}) -> {b} ({LAYER_NAMES[layers[b]]})"
         for a in sorted(graph)
         for b in sorted(graph[a])
-        if layer_of(b) > layer_of(a)
+        if layers[b] > layers[a]
     ]
 
 
@@ -174,12 +184,65 @@ def test_what_counts_as_an_import(tmp_path):
 
 
 def test_every_module_has_a_layer_and_the_order_is_checked():
-    for module in module_files():
-        layer_of(module)  # fails for a module of no layer
-    assert layer_of("autotune_bridge.importer") > layer_of("autotune_dialect.verbatim")
-    assert upward_imports({"autotune_contracts.errors": {"lowering.driver"}}) == [
+    layers = module_layers()  # fails for a package folder of no layer
+    assert set(layers) == set(module_files())
+    assert layers["autotune_bridge.importer"] > layers["autotune_dialect.verbatim"]
+    assert upward_imports({"autotune_contracts.errors": {"lowering.driver"}}, layers) == [
         "autotune_contracts.errors (contracts) -> lowering.driver (lowering)"
     ]
+
+
+def test_every_layer_is_a_package_folder():
+    assert [package for _, package in LAYERS if package not in PACKAGES] == []
+    assert all((ROOT / package / "__init__.py").is_file() for package in PACKAGES)
+
+
+def _project(root: Path, packages: list[str], files: list[str]) -> None:
+    """A project at `root`: pyproject.toml listing `packages`, and empty `files`."""
+    listed = ", ".join(f'"{p}"' for p in packages)
+    (root / "pyproject.toml").write_text(
+        f"[tool.hatch.build.targets.wheel]\npackages = [{listed}]\n"
+    )
+    for name in files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+
+
+def test_a_new_module_is_in_the_layer_of_its_folder(tmp_path):
+    files = ["lowering/__init__.py", "lowering/new_pass.py", "lowering/triton/__init__.py"]
+    files += ["lowering/triton/kernel.py", "autotune_dialect/__init__.py"]
+    files += ["autotune_dialect/ir.py", "autotune_bridge/__init__.py", "autotune_bridge/x.py"]
+    _project(tmp_path, ["autotune_dialect", "autotune_bridge", "lowering"], files)
+    assert {m: LAYER_NAMES[rank] for m, rank in module_layers(tmp_path).items()} == {
+        "lowering": "lowering",
+        "lowering.new_pass": "lowering",
+        "lowering.triton": "lowering",
+        "lowering.triton.kernel": "lowering",
+        "autotune_dialect": "dialect",
+        "autotune_dialect.ir": "dialect",
+        "autotune_bridge": "bridge",
+        "autotune_bridge.x": "bridge",
+    }
+
+
+def test_a_package_folder_of_no_layer_fails_named(tmp_path):
+    files = ["lowering/__init__.py", "autotune_extra/__init__.py", "autotune_extra/a.py"]
+    _project(tmp_path, ["lowering", "autotune_extra"], files)
+    with pytest.raises(AssertionError, match=r"in no layer .*\(LAYERS\): autotune_extra/\n"):
+        module_layers(tmp_path)
+
+
+def test_the_product_imports_no_folder_outside_its_packages():
+    """A folder of the repository that the wheel leaves out (`examples/`, `benchmarks/`, a
+    package forgotten in pyproject.toml) is importable from the repository only."""
+    folders = {path.parent.name for path in ROOT.glob("*/__init__.py")} - set(PACKAGES)
+    found = [
+        f"{module} imports {name}"
+        for module, path in module_files().items()
+        for name in sorted(external_imports(path))
+        if name.partition(".")[0] in folders
+    ]
+    assert found == []
 
 
 def test_no_import_circle_among_the_project_modules():
@@ -188,15 +251,15 @@ def test_no_import_circle_among_the_project_modules():
 
 
 def test_no_module_imports_a_layer_above_its_own():
-    assert upward_imports(import_graph()) == []
+    assert upward_imports(import_graph(), module_layers()) == []
 
 
 def test_the_contracts_and_the_runtime_import_neither_xdsl_nor_the_compiler():
-    names = [name for name, _ in LAYERS]
+    layers = module_layers()
     found = [
         f"{module} imports {name}"
         for module, path in module_files().items()
-        if names[layer_of(module)] in WITHOUT_COMPILER
+        if LAYER_NAMES[layers[module]] in WITHOUT_COMPILER
         for name in sorted(external_imports(path))
         if name.split(".")[0] == "xdsl" or name.startswith("iree.compiler")
     ]
@@ -206,14 +269,13 @@ def test_the_contracts_and_the_runtime_import_neither_xdsl_nor_the_compiler():
 def test_the_runtime_stands_on_the_contracts_alone():
     """The runtime sits above the lowering in the order, yet uses neither it nor the
     dialect: it runs modules that any lowering built."""
-    graph = import_graph()
-    names = [name for name, _ in LAYERS]
+    graph, layers = import_graph(), module_layers()
     found = [
-        f"{a} -> {b} ({names[layer_of(b)]})"
+        f"{a} -> {b} ({LAYER_NAMES[layers[b]]})"
         for a in sorted(graph)
-        if names[layer_of(a)] == "runtime"
+        if LAYER_NAMES[layers[a]] == "runtime"
         for b in sorted(graph[a])
-        if names[layer_of(b)] not in ("contracts", "runtime")
+        if LAYER_NAMES[layers[b]] not in ("contracts", "runtime")
     ]
     assert found == []
 
@@ -231,11 +293,11 @@ def test_running_a_module_loads_neither_xdsl_nor_the_compiler():
 
 
 def test_of_the_dialect_definitions_only_the_kept_text_uses_iree():
-    names = [name for name, _ in LAYERS]
+    layers = module_layers()
     users = {
         module
         for module, path in module_files().items()
-        if names[layer_of(module)] == "dialect"
+        if LAYER_NAMES[layers[module]] == "dialect"
         and any(name.startswith("iree.compiler") for name in external_imports(path))
     }
     assert users == {"autotune_dialect.iree_ir", "autotune_dialect.verbatim"}
