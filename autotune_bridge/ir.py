@@ -132,7 +132,7 @@ def _unregistered_autotune_op(name: str) -> str:
     if name == GroupOp.name:
         return (
             "is an unregistered op, not the autotune dialect's group; build it with "
-            "autotune_dialect.GroupOp, or read the text with a context that has the "
+            "autotune_bridge.GroupOp, or read the text with a context that has the "
             "autotune dialect (autotune_bridge.ir.make_context)"
         )
     return f"is not an op of the autotune dialect, whose one op is '{GroupOp.name}'"

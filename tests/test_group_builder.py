@@ -111,7 +111,7 @@ def test_an_unregistered_group_op_is_refused_before_lowering():
     message = str(info.value)
     assert message.startswith(
         "error: 'autotune.group' op is an unregistered op, not the autotune dialect's group; "
-        "build it with autotune_dialect.GroupOp"
+        "build it with autotune_bridge.GroupOp"
     )
     assert "internal error" not in message
 
