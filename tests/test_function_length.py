@@ -17,7 +17,6 @@ LONGER = {
     "lowering/ptx_abi.py:adapt_kernel",
     "lowering/exploration.py:explore",
     "lowering/triton/emit.py:entry",
-    "lowering/triton/cli.py:add_command",
     "lowering/ptx_pointers.py:pointer_accesses",
 }
 """The product's functions over `MOST_LINES` lines, each to be split into its steps."""

@@ -123,6 +123,17 @@ def add_command(subparsers: Any) -> argparse.ArgumentParser:
             f"and an entry function. Needs triton: {INSTALL_HINT}."
         ),
     )
+    _add_kernel_options(p)
+    _add_target_options(p)
+    _add_workload_options(p)
+    _add_ptx_options(p)
+    _add_module_options(p)
+    p.set_defaults(run=cmd_import_triton)
+    return p
+
+
+def _add_kernel_options(p: argparse.ArgumentParser) -> None:
+    """The kernel, its arguments, its grid and the configs to compile."""
     p.add_argument(
         "kernel",
         metavar="KERNEL",
@@ -150,8 +161,16 @@ def add_command(subparsers: Any) -> argparse.ArgumentParser:
         default=[],
         help="a constexpr for every config",
     )
+
+
+def _add_target_options(p: argparse.ArgumentParser) -> None:
+    """The architectures to compile for and the module to write."""
     p.add_argument("--arch", default="sm_80", help="sm_80, sm_90 or a comma list (default: sm_80)")
     p.add_argument("-o", "--output", metavar="OUT.mlir", required=True)
+
+
+def _add_workload_options(p: argparse.ArgumentParser) -> None:
+    """What the kernel writes, the dims it accepts and the workloads it is tuned on."""
     p.add_argument(
         "--outputs", metavar="PTRS", help="pointers the kernel writes (default: from its PTX)"
     )
@@ -165,6 +184,10 @@ def add_command(subparsers: Any) -> argparse.ArgumentParser:
         default=[],
         help="a sample workload for tuning",
     )
+
+
+def _add_ptx_options(p: argparse.ArgumentParser) -> None:
+    """How Triton specializes the kernel and the PTX ISA it emits."""
     p.add_argument(
         "--divisibility",
         type=int,
@@ -177,6 +200,10 @@ def add_command(subparsers: Any) -> argparse.ArgumentParser:
         default=PTX_VERSION,
         help=f"PTX ISA to emit, e.g. 80 for 8.0 (default {PTX_VERSION}; drivers must accept it)",
     )
+
+
+def _add_module_options(p: argparse.ArgumentParser) -> None:
+    """The names in the module, where its PTX goes and the bundles written or read."""
     p.add_argument("--name", help="base name of the exports and group (default: the kernel's)")
     p.add_argument("--entry", help="name of the entry function (default: the base name)")
     p.add_argument(
@@ -193,5 +220,3 @@ def add_command(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         help="rebuild from a bundle (no triton)",
     )
-    p.set_defaults(run=cmd_import_triton)
-    return p
