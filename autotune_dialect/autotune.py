@@ -13,15 +13,12 @@ function (`util.call @matmul(...)`). docs/dialect.md describes every attribute.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BoolAttr,
-    FloatAttr,
     FunctionType,
-    IntegerAttr,
     ModuleOp,
     StringAttr,
     SymbolNameConstraint,
@@ -43,6 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 
 import autotune_dialect.interop as interop
 from autotune_contracts.policy import Policy
+from autotune_contracts.stop_rule import GROUP_SETTINGS
 from autotune_dialect.group_arguments import (
     bool_argument,
     float_argument,
@@ -54,6 +52,7 @@ from autotune_dialect.group_arguments import (
 )
 from autotune_dialect.group_parameters import (
     PARAMETERS,
+    SETTING_PROPERTIES,
     GroupAttributeError,
     PolicyName,
     read_parameters,
@@ -85,12 +84,33 @@ def type_text(type_: Attribute | None) -> str:
     return "?" if type_ is None else interop.mlir_text(type_)
 
 
+GroupSettingProperties = type(
+    "GroupSettingProperties",
+    (IRDLOperation,),
+    {
+        "__doc__": "The group's properties of the stop rule's parameters that a group may set "
+        "(`autotune_contracts.stop_rule.GROUP_SETTINGS`), each optional, of the attribute "
+        "its kind is held as (`group_parameters.SETTING_PROPERTIES`).",
+        **{key: opt_prop_def(attr) for key, attr in SETTING_PROPERTIES.items()},
+    },
+)
+
+_SETTING_ARGUMENTS: dict[type, Callable[[str, object], Attribute]] = {
+    int: integer_argument,
+    float: float_argument,
+    bool: bool_argument,
+}
+"""How a Python argument of each kind of stop-rule parameter becomes its property."""
+
+
 @irdl_op_definition
-class GroupOp(IRDLOperation):
+class GroupOp(GroupSettingProperties):  # type: ignore[misc,valid-type]
     """`autotune.group @name variants([@v1, @v2, ...]) {policy = "...", ...}`.
 
     A named set of interchangeable variants of one kernel; dispatching or calling the
-    group runs the variant that the selection policy picks.
+    group runs the variant that the selection policy picks. Its properties besides the
+    name, the variants, the policy, the symbols and the sample workloads are the stop
+    rule's parameters that a group may set (`GroupSettingProperties`).
     """
 
     name = "autotune.group"
@@ -101,14 +121,7 @@ class GroupOp(IRDLOperation):
     choice = opt_prop_def(SymbolRefAttr)
     reference = opt_prop_def(SymbolRefAttr)
     expected = opt_prop_def(SymbolRefAttr)
-    warmup = opt_prop_def(IntegerAttr)
-    min_samples = opt_prop_def(IntegerAttr)
-    max_samples = opt_prop_def(IntegerAttr)
-    confidence = opt_prop_def(FloatAttr)
-    tolerance = opt_prop_def(FloatAttr)
-    tie_band = opt_prop_def(FloatAttr)
     workloads = opt_prop_def(ArrayAttr)
-    warm_start = opt_prop_def(BoolAttr)
 
     traits = traits_def(SymbolOpInterface())
 
@@ -121,29 +134,28 @@ class GroupOp(IRDLOperation):
         choice: str | None = None,
         reference: str | None = None,
         expected: str | None = None,
-        warmup: int | None = None,
-        min_samples: int | None = None,
-        max_samples: int | None = None,
-        confidence: float | None = None,
-        tolerance: float | None = None,
-        tie_band: float | None = None,
         workloads: Sequence[Sequence[int]] | None = None,
-        warm_start: bool | None = None,
+        **settings: int | float | bool | None,
     ):
-        """Raise `TypeError` or `ValueError`, naming the argument, for an argument of the
-        wrong Python type or an integer that i64 does not hold."""
-        given = {
+        """`settings`: the stop rule's parameters that a group may set (`warmup`,
+        `min_samples`, ... : `GROUP_SETTINGS`). Raise `TypeError` or `ValueError`, naming
+        the argument, for an argument of the wrong Python type or an integer that i64
+        does not hold, or an unknown one."""
+        unknown = [key for key in settings if key not in GROUP_SETTINGS]
+        if unknown:
+            raise TypeError(
+                f"GroupOp got an unexpected keyword argument '{unknown[0]}'; the stop rule's "
+                f"parameters a group may set are {', '.join(GROUP_SETTINGS)}"
+            )
+        given: dict[str, tuple[object, Callable[[str, object], Attribute]]] = {
             "policy": (policy, string_argument),
             "choice": (choice, symbol_argument),
             "reference": (reference, symbol_argument),
             "expected": (expected, symbol_argument),
-            "warmup": (warmup, integer_argument),
-            "min_samples": (min_samples, integer_argument),
-            "max_samples": (max_samples, integer_argument),
-            "confidence": (confidence, float_argument),
-            "tolerance": (tolerance, float_argument),
-            "tie_band": (tie_band, float_argument),
-            "warm_start": (warm_start, bool_argument),
+            **{
+                key: (settings.get(key), _SETTING_ARGUMENTS[declared.kind])
+                for key, declared in GROUP_SETTINGS.items()
+            },
         }
         properties: dict[str, Attribute | None] = {
             "sym_name": string_argument("sym_name", sym_name),

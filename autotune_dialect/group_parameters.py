@@ -1,8 +1,11 @@
 """The parameters of an `autotune.group`: their names, what each takes, and their checks.
 
 A group's attributes besides its name and variants are its parameters (`PARAMETERS`: the
-policy, `choice`, `reference` and `expected`, the stop rule's sample counts and thresholds,
-sample workloads, `warm_start`). They are checked twice. Reading a group from its
+policy, `choice`, `reference` and `expected`, the stop rule's parameters that a group may
+set, and sample workloads). The stop rule's are declared once, in
+`autotune_contracts.stop_rule` (`GROUP_SETTINGS`: kind, default, range); their properties
+(`SETTING_PROPERTIES`), kind checks and range checks here are made from that declaration.
+They are checked twice. Reading a group from its
 attributes (`read_parameters`) refuses an unknown name or a value of the wrong kind with a
 `GroupAttributeError` that names the key, which the syntax reports at that key. Verifying a
 group (`verify_parameters`) refuses values out of range, a `choice`, `reference` or
@@ -13,7 +16,6 @@ property's constraint (`PolicyName`), which xDSL checks with the group's other p
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from typing import ClassVar, TypeVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BoolAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -36,13 +39,24 @@ from xdsl.irdl.constraints import IntConstraint
 from xdsl.utils.exceptions import VerifyException
 
 from autotune_contracts.policy import POLICIES, Policy
-from autotune_contracts.stop_rule import StopRule
+from autotune_contracts.stop_rule import GROUP_SETTINGS, StopRule
 
-_INT_PARAMS = ("warmup", "min_samples", "max_samples")
-_FLOAT_PARAMS = ("confidence", "tolerance", "tie_band")
+_INT_PARAMS = tuple(k for k, s in GROUP_SETTINGS.items() if s.kind is int)
+_FLOAT_PARAMS = tuple(k for k, s in GROUP_SETTINGS.items() if s.kind is float)
+_NUMBER_PARAMS = tuple(k for k in GROUP_SETTINGS if k in (*_INT_PARAMS, *_FLOAT_PARAMS))
+_BOOL_PARAMS = tuple(k for k, s in GROUP_SETTINGS.items() if s.kind is bool)
 _SYMBOL_PARAMS = ("choice", "reference", "expected")
-PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_INT_PARAMS, *_FLOAT_PARAMS, "workloads", "warm_start")
-"""Every attribute a group accepts besides its name and variants."""
+PARAMETERS = ("policy", *_SYMBOL_PARAMS, *_NUMBER_PARAMS, "workloads", *_BOOL_PARAMS)
+"""Every attribute a group accepts besides its name and variants: the policy, the
+symbols, the stop rule's numbers, sample workloads, the stop rule's switches."""
+
+SETTING_PROPERTIES: dict[str, type[Attribute]] = {
+    **{k: IntegerAttr for k in _INT_PARAMS},
+    **{k: FloatAttr for k in _FLOAT_PARAMS},
+    **{k: BoolAttr for k in _BOOL_PARAMS},
+}
+"""The attribute each of the stop rule's group parameters is held as (an i64 integer, an
+f64 float, a boolean): the group's optional properties of these names."""
 
 
 class GroupAttributeError(ValueError):
@@ -90,7 +104,7 @@ _DESCRIBE: dict[str, str] = {
     "policy": 'a string (e.g. "online")',
     **{k: "a variant symbol (e.g. @v1)" for k in _SYMBOL_PARAMS},
     "workloads": "a list of lists of integers (e.g. [[128, 128]])",
-    "warm_start": "true or false",
+    **{k: "true or false" for k in _BOOL_PARAMS},
     **{k: "an integer" for k in _INT_PARAMS},
     **{k: "a number" for k in _FLOAT_PARAMS},
 }
@@ -189,25 +203,7 @@ def verify_parameters(
             'expected is not meaningful with policy "static" (its choice is fixed); it names '
             'the variant an "online", "explicit" or "init" group is expected to choose'
         )
-    values = {key: _number(properties, key) for key in _INT_PARAMS}
-    if values["warmup"] is not None and values["warmup"] < 0:
-        raise VerifyException("warmup must be >= 0")
-    for key in ("min_samples", "max_samples"):
-        if values[key] is not None and values[key] < 1:
-            raise VerifyException(f"{key} must be >= 1")
-    lo, hi = values["min_samples"], values["max_samples"]
-    if lo is not None and hi is not None and lo > hi:
-        raise VerifyException(f"min_samples ({lo}) must not exceed max_samples ({hi})")
-    confidence = _number(properties, "confidence")
-    if confidence is not None and not 0.0 < confidence < 1.0:
-        raise VerifyException("confidence must be between 0 and 1 (exclusive)")
-    _verify_stop_rule({k: v for k, v in values.items() if v is not None})
-    tolerance = _number(properties, "tolerance")
-    if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0.0):
-        raise VerifyException("tolerance must be a finite number >= 0")
-    band = _number(properties, "tie_band")
-    if band is not None and not 0.0 <= band < 1.0:
-        raise VerifyException("tie_band must be >= 0 and below 1")
+    _verify_settings(properties)
     workloads = properties.get("workloads")
     if workloads is not None:
         sizes = set()
@@ -226,8 +222,22 @@ def _number(properties: Mapping[str, Attribute], key: str) -> int | float | None
     return None if attr is None else attr.value.data  # type: ignore[attr-defined]
 
 
-def _verify_stop_rule(given: dict[str, int]) -> None:
-    """The group's sample counts with the runtime's defaults for those it leaves out
+def _verify_settings(properties: Mapping[str, Attribute]) -> None:
+    """Each of the stop rule's parameters the group sets is in its declared range, and
+    the sample counts with the runtime's defaults make a rule it accepts."""
+    given = {key: _number(properties, key) for key in GROUP_SETTINGS if key in properties}
+    for key, value in given.items():
+        declared = GROUP_SETTINGS[key]
+        if declared.kind is not bool and not declared.holds(value):  # type: ignore[arg-type]
+            raise VerifyException(f"{key} must be {declared.range_text()}")
+    lo, hi = given.get("min_samples"), given.get("max_samples")
+    if lo is not None and hi is not None and lo > hi:
+        raise VerifyException(f"min_samples ({lo}) must not exceed max_samples ({hi})")
+    _verify_stop_rule(given)  # type: ignore[arg-type]
+
+
+def _verify_stop_rule(given: dict[str, int | float]) -> None:
+    """The group's parameters with the runtime's defaults for those it leaves out
     (`StopRule`): the rule the runtime will build must be valid, or tuning fails at run
     time (min_samples = 50 alone is above the default max_samples of 30)."""
     try:

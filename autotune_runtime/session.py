@@ -393,9 +393,9 @@ def load(
     `cache`: None for the default tuning cache (`$IREE_AUTOTUNE_CACHE`, else the XDG cache
     dir; shared by every module and process that uses it), a path, a `TuningCache`, or
     False for none; the module's `cache_path` is the file used. `verbose`: print which
-    cache is used to stderr. `options`: stop-rule parameters
-    (`warmup`, `min_samples`, `max_samples`, `confidence`, `early_drop`, `indifference`,
-    `tie_band`, `incumbent_band`, `incumbent_samples`, `confirm_samples`, `tie_samples`),
+    cache is used to stderr. `options`: the stop rule's parameters that a load option may
+    set (`autotune_contracts.stop_rule.RULE_OPTIONS`: `warmup`, `min_samples`,
+    `max_samples`, `confidence`, `early_drop`, `indifference`, `tie_band`, ...),
     `warm_start`
     (False: every new workload key is tuned from scratch), `fingerprint` (a
     `DeviceFingerprint` to use instead of the device's own), `tuner_class` and

@@ -13,7 +13,8 @@ at a key of the bucket, and disagreed at none, runs unchecked at its other keys.
 fails is reported by `fail_in_flight` and the variant is excluded.
 
 Parameters come from, in increasing precedence: `StopRule` defaults, the options given at
-load, and the group's own attributes (`warmup`, `min_samples`, `max_samples`, `confidence`).
+load, and the group's own attributes (`autotune_contracts.stop_rule.GROUP_SETTINGS`: `warmup`,
+`min_samples`, `max_samples`, `confidence`, `tolerance`, `tie_band`, `warm_start`).
 
 Warm start (`warm_start.py`): a workload key of a group with a workload learns from the
 times its variants took at the group's other keys.
@@ -37,8 +38,6 @@ from autotune_runtime.key_state import GroupInfo, KeyState
 from autotune_runtime.run_queue import disturbed
 from autotune_runtime.stats import StopRule, VariantStats, next_or_winner, tie_break, tied
 from autotune_runtime.warm_start import WarmStarts
-
-DEFAULT_TOLERANCE = 1e-3
 
 
 class TuningWarning(UserWarning):
@@ -259,7 +258,7 @@ class Tuner:
         stats = state.variants[variant]
         if stats.rejected:
             return
-        tolerance = float(group.params.get("tolerance", DEFAULT_TOLERANCE))
+        tolerance = self.rule_for(gid).tolerance
         bucket = self.checked.setdefault((gid, size_bucket(key)), {})
         if agrees(got, expected, tolerance):
             state.validated.add(variant)

@@ -152,9 +152,7 @@ class WarmStarts:
 
     def applies(self, group: GroupInfo) -> bool:
         """Whether keys of `group` learn from each other."""
-        return (
-            self.enabled and group.workload_arity > 0 and bool(group.params.get("warm_start", True))
-        )
+        return self.enabled and group.workload_arity > 0 and self.rule_for(group.gid).warm_start
 
     def observe(self, gid: int, key: Key, variant: int, elapsed_ns: float) -> None:
         """A timed sample of a variant at a key."""

@@ -17,6 +17,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from autotune_contracts import interface
 from autotune_contracts.policy import Policy
+from autotune_contracts.stop_rule import GROUP_SETTINGS
 from autotune_dialect import hal, util
 from autotune_dialect.autotune import GroupOp
 from autotune_dialect.diagnostics import op_error
@@ -27,23 +28,12 @@ from lowering.state import LoweringState
 
 
 def metadata(state: LoweringState) -> list[dict]:
-    """The groups' entries of the metadata the runtime reads."""
+    """The groups' entries of the metadata the runtime reads (`params`: the stop rule's
+    parameters the group sets, `GROUP_SETTINGS`, from which the runtime builds its rule)."""
     entries = []
     for group in state.groups.values():
         op = group.op
-        params = {
-            k: op.properties[k]
-            for k in (
-                "warmup",
-                "min_samples",
-                "max_samples",
-                "confidence",
-                "tolerance",
-                "tie_band",
-                "warm_start",
-            )
-            if k in op.properties
-        }
+        params = {k: op.properties[k] for k in GROUP_SETTINGS if k in op.properties}
         entry = {
             "id": group.gid,
             "name": op.group_name,
