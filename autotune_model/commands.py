@@ -13,6 +13,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import atomic_output, read_source, refuse_overwrite
@@ -20,6 +21,10 @@ from autotune_contracts.policy import Policy
 from autotune_model.base_builds import AUTO, BASES
 from lowering.compile_options import ARCH_HELP, add_compile_arg_option, add_object_search_option
 from lowering.driver import TARGETS, check_target, compile_args_problem, object_search_flags
+
+if TYPE_CHECKING:  # pragma: no cover
+    from autotune_model.tunable import TuneOptions
+    from autotune_model.tuning_pass import TunedModel
 
 POLICIES = (Policy.ONLINE.value, Policy.EXPLICIT.value, Policy.STATIC.value)
 """The policies `tune-model` offers (init tunes at load, which a model run does not show)."""
@@ -94,17 +99,26 @@ def report_path(output: str) -> str:
 
 
 def cmd_tune_model(args: argparse.Namespace) -> int:
-    # Imported here: every other command of `iree-autotune` starts without them.
-    from autotune_model.executors import executor_for
+    """Run `tune-model`: every input, output and option checked before any work, then the
+    model tuned and the module, its report (and spec) written together."""
+    report = args.report or report_path(args.output)
+    text = _checked_input(args, report)
+    options = _tune_options(args)
+    tuned = _tuned(text, options, args)
+    return _write_tuned(args, report, tuned)
+
+
+# The model tuner's modules are imported by the steps below: every other command of
+# `iree-autotune` starts without them.
+
+
+def _checked_input(args: argparse.Namespace, report: str) -> str:
+    """The model's text, once the shapes, the files named and the outputs' folders are
+    found fit (`report`: where the report goes)."""
     from autotune_model.measure import parse_shape
-    from autotune_model.pipeline import TuneOptions, tune_model
-    from autotune_model.progress import TerminalProgress
-    from autotune_model.report_view import print_report
-    from autotune_model.tuning_setup import planned_threads, tuning_device
 
     for shape in args.input_shape or []:
         parse_shape(shape)  # refused before any work; its element type is checked later
-    report = args.report or report_path(args.output)
     outputs = [("-o", args.output), ("--report", report)]
     outputs += [("--spec-out", args.spec_out)] if args.spec_out else []
     refuse_overwrite(
@@ -118,6 +132,15 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     text = read_source(args.input)
     if args.spec_in:
         read_source(args.spec_in)  # an unreadable spec is refused before any work
+    return text
+
+
+def _tune_options(args: argparse.Namespace) -> TuneOptions:
+    """The options of the command line as `tune_model` takes them, refused before any work
+    where the compile arguments, `--cache` or the thread count cannot be used."""
+    from autotune_model.pipeline import TuneOptions
+    from autotune_model.tuning_setup import planned_threads, tuning_device
+
     compile_args = (*object_search_flags(args.object_search_path), *args.iree_compile_arg)
     problem = compile_args_problem(args.target, check_target(args.target, args.arch), compile_args)
     if problem is not None:
@@ -149,21 +172,35 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
     if args.cache and not args.freeze:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
     planned_threads(options, tuning_device(options))  # refused before any work
+    return options
+
+
+def _tuned(text: str, options: TuneOptions, args: argparse.Namespace) -> TunedModel:
+    """The model tuned on the executor of `--ray`/`--jobs`, with its progress shown unless
+    `--quiet`, and this project's warnings as one line each."""
+    from autotune_model.executors import executor_for
+    from autotune_model.pipeline import tune_model
+    from autotune_model.progress import TerminalProgress
+
     executor = executor_for(args.ray, args.jobs)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = functools.partial(_warning_line, warnings.showwarning)
             if args.quiet:
-                tuned = tune_model(
-                    text, options, filename=args.input, executor=executor, quiet=True
+                return tune_model(text, options, filename=args.input, executor=executor, quiet=True)
+            with TerminalProgress() as progress:
+                return tune_model(
+                    text, options, filename=args.input, executor=executor, progress=progress
                 )
-            else:
-                with TerminalProgress() as progress:
-                    tuned = tune_model(
-                        text, options, filename=args.input, executor=executor, progress=progress
-                    )
     finally:
         executor.close()
+
+
+def _write_tuned(args: argparse.Namespace, report: str, tuned: TunedModel) -> int:
+    """Write the module, its report and the spec asked for, all or none, and show the
+    report; 1 where `--spec-out` was asked for but no spec could be written."""
+    from autotune_model.report_view import print_report
+
     written: list[tuple[str, str | bytes]] = [(args.output, tuned.vmfb)]
     written.append((report, tuned.report.to_json() + "\n"))
     if args.spec_out and tuned.spec is not None:
@@ -179,10 +216,24 @@ def cmd_tune_model(args: argparse.Namespace) -> int:
 
 
 def add_command(sub) -> None:
+    """Register `tune-model` on the `iree-autotune` subcommand parsers."""
     tune = sub.add_parser(
         "tune-model",
         help="generate, benchmark and keep the best variants of every dispatch of a model",
     )
+    _add_target_options(tune)
+    _add_model_options(tune)
+    _add_policy_options(tune)
+    _add_search_options(tune)
+    _add_build_options(tune)
+    _add_job_options(tune)
+    _add_file_options(tune)
+    _add_timing_options(tune)
+    tune.set_defaults(run=cmd_tune_model)
+
+
+def _add_target_options(tune: argparse.ArgumentParser) -> None:
+    """The model, the target it is compiled for, with what, and the device it is timed on."""
     tune.add_argument("input", metavar="MODEL.mlir", help="linalg/tensor or StableHLO input IR")
     tune.add_argument("--target", choices=TARGETS, default="llvm-cpu")
     tune.add_argument("--arch", help=ARCH_HELP)
@@ -194,6 +245,10 @@ def add_command(sub) -> None:
         help="the device to time on, the one the model will run on (default: local-task for "
         "llvm-cpu, cuda for cuda; local-sync times on one thread)",
     )
+
+
+def _add_model_options(tune: argparse.ArgumentParser) -> None:
+    """The tuned module to write, the function tuned and the shapes it is called with."""
     tune.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
     tune.add_argument("--function", metavar="NAME", help="the model function (if several)")
     tune.add_argument(
@@ -205,6 +260,10 @@ def add_command(sub) -> None:
         help="example shape of an argument, as 40x256xf32 (one per argument; needed "
         "when the model takes dynamic sizes)",
     )
+
+
+def _add_policy_options(tune: argparse.ArgumentParser) -> None:
+    """How the tuned module chooses among its variants, and the decisions it freezes."""
     tune.add_argument(
         "--policy",
         choices=POLICIES,
@@ -217,6 +276,10 @@ def add_command(sub) -> None:
         help="static choices: the decisions of --cache, else the offline winners",
     )
     tune.add_argument("--cache", metavar="FILE", help="tuning cache (or its export) to freeze")
+
+
+def _add_search_options(tune: argparse.ArgumentParser) -> None:
+    """How many candidates are tried and kept, for how long, and how close they must be."""
     tune.add_argument(
         "--top-k", type=_positive, default=2, help="candidates kept per dispatch (default 2)"
     )
@@ -241,6 +304,10 @@ def add_command(sub) -> None:
         default=1e-3,
         help="largest difference from IREE's own results, relative (default 1e-3)",
     )
+
+
+def _add_build_options(tune: argparse.ArgumentParser) -> None:
+    """IREE's whole-compilation options, the thread count code is sized for and packing."""
     tune.add_argument(
         "--base",
         choices=[AUTO, *BASES],
@@ -263,6 +330,10 @@ def add_command(sub) -> None:
         help="leave a data-tiled build's packs and unpacks as IREE builds them: fewer "
         "candidates to build, less gained (default: tuned like the matmuls they feed)",
     )
+
+
+def _add_job_options(tune: argparse.ArgumentParser) -> None:
+    """Where the build and timing jobs run: a Ray cluster or local worker processes."""
     tune.add_argument(
         "--ray",
         nargs="?",
@@ -271,6 +342,10 @@ def add_command(sub) -> None:
         help="run the jobs on a Ray cluster (auto: the running one; local: start one here)",
     )
     tune.add_argument("--jobs", type=_positive, help="local worker processes (default: every core)")
+
+
+def _add_file_options(tune: argparse.ArgumentParser) -> None:
+    """The report, the tuning specs written and read, and the folder of built candidates."""
     tune.add_argument("--report", metavar="FILE.json", help="report file (default: OUT.tune.json)")
     tune.add_argument(
         "--spec-out",
@@ -296,6 +371,10 @@ def add_command(sub) -> None:
         action="store_true",
         help="build every candidate, and keep none",
     )
+
+
+def _add_timing_options(tune: argparse.ArgumentParser) -> None:
+    """The end-to-end timing against the stock build, and the progress shown."""
     tune.add_argument(
         "--no-timing",
         action="store_true",
@@ -314,4 +393,3 @@ def add_command(sub) -> None:
         action="store_true",
         help="no progress on standard error (the table and the summary are still shown)",
     )
-    tune.set_defaults(run=cmd_tune_model)
