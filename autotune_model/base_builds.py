@@ -8,7 +8,9 @@ timed, `choose_base` builds it with each of `BASES`, times each build against th
 (interleaved, one run), and the fastest, when it is faster by more than the noise, is the
 build that the dispatches are then tuned in: the flow phase, IREE's configurations, the
 candidates and the tuned module all use its flags. A set may be chosen only when it is
-faster in every one of the fresh loads it is timed in, not in their median alone: on the
+faster in every one of the fresh loads it is timed in, not in their median alone, and the
+confidence interval of the median over all their rounds lies below 1 too
+(`steadiness.Comparison`): on the
 tests' MLP, stock and data tiling are within the noise of each other on `local-task`
 (loads 1.042, 0.970, 0.973 of the stock build's time on an idle machine), and a choice on
 the median flipped between runs, after which the build tuned with data tiling lost to the
@@ -16,8 +18,9 @@ stock build. Among the sets that may be chosen, the median load ranks them (the 
 of three loads ranks worse: on a dynamic-batch MLP it chose data tiling, 1.077x the time
 of data tiling with micro-kernels in B7's timing). Each set is timed against the stock
 build in a window of its own, and the machine drifts between windows: where the two
-fastest are within `CLOSE` of each other, they are timed against each other, and that
-timing decides between them.
+fastest are within `CLOSE` of each other, they are timed against each other, and the
+second replaces the first only when that timing shows it faster (every load and the
+interval below 1).
 
 Data tiling is IREE's global-optimization path with early materialization
 (`--iree-global-opt-data-tiling --iree-global-opt-enable-early-materialization`): its flow
@@ -35,7 +38,7 @@ Code generation also takes the number of threads the device runs a dispatch on
 that there is work for that many. A device with fewer threads then runs more, smaller
 workgroups than it needs, each with its own scheduling cost. `choose_threads` times the
 chosen build told the device's thread count against the build not told (interleaved, in
-fresh loads) and takes it only when faster in every load: on a 2-core machine
+fresh loads) and takes it only when shown faster (every load and the interval):  on a 2-core machine
 (`local-task`, 3 loads, median) the stock, im2col or data-tiling builds of the corpus's
 models took 0.929x (Whisper), 0.946x (MobileNetV2), 0.967x (SqueezeNet), 0.98x (BERT,
 the bf16 ViT) and 1.004-1.01x (ViT, GPT-2) of their time not told; told one thread,
@@ -55,13 +58,13 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.policy import Policy
 from autotune_model.report import BaseBuild
+from autotune_model.steadiness import Comparison
 from lowering.driver import compile_lowered
 
 if TYPE_CHECKING:
@@ -109,21 +112,23 @@ def choose_base(
     arch: str | None,
     input_flags: Sequence[str],
     faster_by: float,
-    ratio: Callable[[bytes, bytes], list[float]],
+    ratio: Callable[[bytes, bytes], Comparison],
     stock: bytes | None = None,
     among: Sequence[str] = tuple(BASES),
 ) -> tuple[BaseBuild, bytes]:
     """The fastest of `BASES` for the model, and its module. `ratio(stock, other)` times
     two builds of the model against each other in a few fresh loads (`timed_ratio`;
     injectable). A set may be chosen when it beats the stock build by `faster_by` in each
-    load; the fastest of those by its median load is (of two within `CLOSE`, the faster
-    timed against each other), else the stock build stays. `stock`:
+    load and by the interval; the fastest of those by its median load is (of two within
+    `CLOSE`, the second where timed against each other it is shown faster), else the stock
+    build stays. `stock`:
     the stock build, where the caller has it already. `among`: the sets to try (the stock
     build is built all the same: the others are timed against it, and it is the one to
     beat only when it is among them)."""
     if stock is None:
         stock = compile_lowered(model, target, arch, extra_args=list(input_flags))
     ratios: dict[str, float | None] = {STOCK: 1.0}
+    intervals: dict[str, list[float]] = {}
     eligible: dict[str, tuple[float, bytes]] = {}  # the sets that may be taken: median, build
     for name, flags in BASES.items():
         if name == STOCK or name not in among:
@@ -133,23 +138,26 @@ def choose_base(
         except DiagnosticError:
             ratios[name] = None
             continue
-        loads = ratio(stock, vmfb)
-        ratios[name] = median = statistics.median(loads)
-        if STOCK not in among or max(loads) < 1.0 / faster_by:
-            eligible[name] = (median, vmfb)
+        compared = ratio(stock, vmfb)
+        ratios[name] = compared.median
+        intervals[name] = list(compared.interval)
+        if STOCK not in among or compared.below(1.0 / faster_by):
+            eligible[name] = (compared.median, vmfb)
     # the stock build is the one to beat; among the others the median load ranks
     ranked = sorted(eligible, key=lambda n: eligible[n][0])
     if not ranked:  # (or none of `among` built)
-        return BaseBuild(STOCK, [], ratios), stock
+        return BaseBuild(STOCK, [], ratios, intervals=intervals), stock
     base = ranked[0]
-    build = BaseBuild(base, list(BASES[base]), ratios)
+    build = BaseBuild(base, list(BASES[base]), ratios, intervals=intervals)
     if len(ranked) > 1 and eligible[ranked[1]][0] <= CLOSE * eligible[base][0]:
         # Two sets timed against the stock build in other windows: their ratios differ
         # by the machine's drift as much as by the sets. Timed against each other:
         runner_up = ranked[1]
         build.head_to_head = [base, runner_up]
-        build.head_to_head_loads = ratio(eligible[base][1], eligible[runner_up][1])
-        if statistics.median(build.head_to_head_loads) < 1.0:
+        against = ratio(eligible[base][1], eligible[runner_up][1])
+        build.head_to_head_loads = against.loads
+        build.head_to_head_interval = list(against.interval)
+        if against.below(1.0):
             build.name, build.flags = runner_up, list(BASES[runner_up])
             base = runner_up
     return build, eligible[base][1]
@@ -199,16 +207,16 @@ LOADS_BUDGET_S = 4.5
 
 def timed_ratio(
     function: str, inputs: Sequence[Operand], device: str
-) -> Callable[[bytes, bytes], list[float]]:
+) -> Callable[[bytes, bytes], Comparison]:
     """Time per call of a build over the stock build's, measured interleaved, in each of
     `LOADS` fresh loads."""
-    from autotune_model.measure import time_model_loads  # (the runtime: only when timing)
+    from autotune_model.measure import compared, time_model_loads  # (the runtime: only when timing)
 
-    def ratios(stock: bytes, other: bytes) -> list[float]:
+    def ratios(stock: bytes, other: bytes) -> Comparison:
         _, timings = time_model_loads(
             stock, other, function, inputs, Policy.STATIC, device, LOADS, LOADS_BUDGET_S
         )
-        return [t.ratio for t in timings]
+        return compared(timings)
 
     return ratios
 
@@ -240,15 +248,15 @@ def choose_threads(
     flags: Sequence[str],
     build: bytes,
     threads: int,
-    ratio: Callable[[bytes, bytes], list[float]],
-) -> tuple[list[float], bytes | None]:
+    ratio: Callable[[bytes, bytes], Comparison],
+) -> tuple[Comparison | None, bytes | None]:
     """The model built with `flags` and told `threads` (`THREADS_FLAG`), timed against
-    `build` (the same flags, not told) by `ratio` in a few fresh loads: (each load's
-    ratio, the build told) where it is faster in every load, else (the loads, None); no
-    loads where it did not build."""
+    `build` (the same flags, not told) by `ratio` in a few fresh loads: (the timing, the
+    build told) where it is shown faster (every load and the interval below 1), else (the
+    timing, None); (None, None) where it did not build."""
     try:
         told = compile_lowered(model, target, arch, extra_args=[*flags, *threads_flags(threads)])
     except DiagnosticError:
-        return [], None
-    loads = ratio(build, told)
-    return loads, told if loads and max(loads) < 1.0 else None
+        return None, None
+    against = ratio(build, told)
+    return against, told if against.below(1.0) else None

@@ -22,7 +22,7 @@ from autotune_dialect.flow import DispatchOp
 from autotune_dialect.interop import op_name, symbol_name
 from autotune_model.bench import Operand, agree, host_outputs, numpy_dtype
 from autotune_model.report import ModelTiming
-from autotune_model.steadiness import time_rounds
+from autotune_model.steadiness import Comparison, time_rounds
 
 ASYNC_ABI = '"coarse-fences"'
 """The `iree.abi.model` of IREE's asynchronous ABI functions: for a torch program
@@ -360,6 +360,7 @@ def time_model(
         held_up=rounds.disturbed_share,
         spread=rounds.spread,
         runnable=rounds.runnable,
+        rounds=rounds.ratios,
     )
 
 
@@ -384,3 +385,9 @@ def time_model_loads(
         for _ in range(loads)
     ]
     return sorted(timings, key=lambda t: t.ratio)[len(timings) // 2], timings
+
+
+def compared(timings: Sequence[ModelTiming]) -> Comparison:
+    """Timings of the same two builds in fresh loads as one comparison: each load's
+    ratio, and the interval of the median over every load's rounds."""
+    return Comparison.of_rounds([t.ratio for t in timings], [r for t in timings for r in t.rounds])

@@ -9,7 +9,12 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, field
 
-from autotune_model.steadiness import UNSTEADY_HELD_UP, UNSTEADY_SPREAD, MachineLoad
+from autotune_model.steadiness import (
+    UNSTEADY_HELD_UP,
+    UNSTEADY_SPREAD,
+    Comparison,
+    MachineLoad,
+)
 
 REPORT_VERSION = 1
 
@@ -135,6 +140,9 @@ class ModelTiming:
     calls of a round)."""
     runnable: int = 0
     """The most other tasks runnable on the machine seen during the timing."""
+    rounds: list[float] = field(default_factory=list, repr=False)
+    """Each round's ratio, for a comparison over several loads (`measure.compared`); kept
+    in memory only: a report's JSON leaves them out."""
 
     @property
     def ratio(self) -> float:
@@ -165,21 +173,27 @@ class BaseBuild:
     """IREE's whole-compilation options the tuned module is built with (`name`, its
     `flags`; `autotune_model.base_builds`), and each option set's time per call relative
     to the stock build's, measured interleaved with it: the median of its fresh loads (None:
-    it did not build). A set is taken only when faster in every load."""
+    it did not build), and the 95% interval of that median over every load's rounds
+    (`intervals`). A set is taken only when faster in every load and by the interval."""
 
     name: str = "stock"
     flags: list[str] = field(default_factory=list)
     ratios: dict[str, float | None] = field(default_factory=dict)
     tuned_over_stock: list[float] = field(default_factory=list)
     """Where the timing chose options other than the stock ones: the tuned module's time
-    per call over the stock build's, in each of a few fresh loads (the median decides
-    whether the module stands; else the stock build's dispatches are tuned instead)."""
+    per call over the stock build's, in each of a few fresh loads, and its interval
+    (`tuned_over_stock_interval`): where it may be slower, the stock build's dispatches
+    are tuned instead."""
+    intervals: dict[str, list[float]] = field(default_factory=dict)
+    tuned_over_stock_interval: list[float] = field(default_factory=list)
     head_to_head: list[str] = field(default_factory=list)
     """Where the two fastest sets by `ratios` were close: their names, the faster first;
     they were then timed against each other (`head_to_head_loads`), and that decided."""
     head_to_head_loads: list[float] = field(default_factory=list)
-    """The second's time per call over the first's, in each of a few fresh loads (below 1
-    in the median load: the second is `name`)."""
+    """The second's time per call over the first's, in each of a few fresh loads, and the
+    interval over their rounds (`head_to_head_interval`): where both are below 1, the second
+    is `name`."""
+    head_to_head_interval: list[float] = field(default_factory=list)
     threads: int | None = None
     """The thread count code generation was told (`base_builds.THREADS_FLAG`, in `flags`
     too); None: IREE's default."""
@@ -187,6 +201,7 @@ class BaseBuild:
     """Where the thread count was timed (`base_builds.choose_threads`): the count tried,
     and the build told it over the build not told, in each fresh load (`threads_loads`)."""
     threads_loads: list[float] = field(default_factory=list)
+    threads_interval: list[float] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -233,6 +248,8 @@ class TuneReport:
 
     def to_json(self) -> str:
         data = asdict(self)
+        if data["timing"] is not None:
+            del data["timing"]["rounds"]
         data["version"] = REPORT_VERSION
         return json.dumps(data, indent=2, allow_nan=False, default=str)
 
@@ -299,6 +316,11 @@ def _base_build(data: dict) -> BaseBuild:
         isinstance(r, number) and not isinstance(r, bool) for r in base.head_to_head_loads
     ):
         raise ValueError("a tune-model report whose base.head_to_head_loads are not numbers")
+    pairs = [base.tuned_over_stock_interval, base.head_to_head_interval, base.threads_interval]
+    if not isinstance(base.intervals, dict) or not all(
+        _interval(i) for i in [*base.intervals.values(), *pairs] if i
+    ):
+        raise ValueError("a tune-model report whose base intervals are not pairs of numbers")
     if (
         not isinstance(base.head_to_head, list)
         or len(base.head_to_head) not in (0, 2)
@@ -306,6 +328,16 @@ def _base_build(data: dict) -> BaseBuild:
     ):
         raise ValueError("a tune-model report whose base.head_to_head is not two names")
     return base
+
+
+def _interval(value: object) -> bool:
+    """Whether a report's `value` is an interval: two numbers, the lower first."""
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        and value[0] <= value[1]
+    )
 
 
 def format_us(ns: float | None) -> str:
@@ -346,50 +378,54 @@ def _steadiness(t: ModelTiming) -> list[str]:
 def _base(report: TuneReport) -> list[str]:
     """Which of IREE's whole-compilation options the module is built with, and how each
     one tried compared with the stock build."""
+    base = report.base
     tried = [
         f"{name} {'did not build' if ratio is None else f'{ratio:.3f}x'}"
-        for name, ratio in report.base.ratios.items()
+        + (
+            f" ({base.intervals[name][0]:.3f}-{base.intervals[name][1]:.3f})"
+            if name in base.intervals
+            else ""
+        )
+        for name, ratio in base.ratios.items()
         if name != "stock"
     ]
-    if not tried and not report.base.flags and report.base.threads_tried is None:
+    if not tried and not base.flags and base.threads_tried is None:
         return []
-    flags = " ".join(report.base.flags) or "IREE's defaults"
-    line = f"build options: {report.base.name} ({flags})"
+    flags = " ".join(base.flags) or "IREE's defaults"
+    line = f"build options: {base.name} ({flags})"
     if tried:
         line += (
-            "; tried against the stock build (median load; taken only when faster in every "
-            f"load): {', '.join(tried)}"
+            "; tried against the stock build (median load and 95% interval; taken only when "
+            f"faster in every load and by the interval): {', '.join(tried)}"
         )
     lines = [line]
-    if report.base.head_to_head and report.base.head_to_head_loads:
-        first, second = report.base.head_to_head
-        against = report.base.head_to_head_loads
+    if base.head_to_head and base.head_to_head_loads:
+        first, second = base.head_to_head
+        against = _compared(base.head_to_head_loads, base.head_to_head_interval)
         lines.append(
-            f"the two fastest, close, timed against each other: {second} took "
-            f"{statistics.median(against):.3f}x the time of {first} (median of "
-            f"{len(against)} fresh loads: {', '.join(f'{r:.3f}' for r in against)})"
+            f"the two fastest, close, timed against each other: {second} took {against} "
+            f"the time of {first}"
         )
-    if report.base.threads_tried is not None:
-        told = report.base.threads_loads
+    if base.threads_tried is not None:
         found = "it did not build"
-        if told:
-            found = (
-                f"{statistics.median(told):.3f}x the time not told (median of {len(told)} "
-                f"fresh loads: {', '.join(f'{r:.3f}' for r in told)})"
-            )
-        taken = "taken" if report.base.threads is not None else "not taken"
+        if base.threads_loads:
+            found = f"{_compared(base.threads_loads, base.threads_interval)} the time not told"
+        taken = "taken" if base.threads is not None else "not taken"
         lines.append(
-            f"code generation told {report.base.threads_tried} threads (the device's): "
-            f"{found}; {taken}"
+            f"code generation told {base.threads_tried} threads (the device's): {found}; {taken}"
         )
-    loads = report.base.tuned_over_stock
-    if loads and report.base.flags:  # (else the notes say why the stock build stands)
-        lines.append(
-            f"the module built with them against the stock build: "
-            f"{statistics.median(loads):.3f}x (median of {len(loads)} fresh loads: "
-            f"{', '.join(f'{r:.3f}' for r in loads)})"
-        )
+    if base.tuned_over_stock and base.flags:  # (else the notes say why the stock build stands)
+        against = _compared(base.tuned_over_stock, base.tuned_over_stock_interval)
+        lines.append(f"the module built with them against the stock build: {against}")
     return lines
+
+
+def _compared(loads: list[float], interval: list[float]) -> str:
+    """Loads' ratios in words, with their interval where the report has one."""
+    if interval:
+        return Comparison(loads, (interval[0], interval[1])).words()
+    each = ", ".join(f"{r:.3f}" for r in loads)
+    return f"{statistics.median(loads):.3f}x (median of {len(loads)} fresh loads: {each})"
 
 
 def _frozen(report: TuneReport) -> list[str]:

@@ -133,6 +133,50 @@ def watch_machine(work: Callable[[], T]) -> tuple[T, MachineLoad]:
     return result, load
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """One build's time per call over another's, timed side by side in a few fresh loads:
+    each load's median ratio (`loads`), and the confidence interval of the median over the
+    rounds of every load (`interval`). A build is shown faster only where both say so:
+    every load (what differs between two loads of one build, its memory's layout, does not
+    average out within one: a build measured 1.01 and 1.35 of the same stock build a minute
+    apart) and the interval (a median below 1 whose interval reaches 1 is the rounds'
+    noise: BART's option sets, 1.021, 0.998 and 0.819 of each other in three loads, the
+    second then taken on its median)."""
+
+    loads: list[float]
+    interval: tuple[float, float]
+
+    @classmethod
+    def of_rounds(cls, loads: Sequence[float], rounds: Sequence[float]) -> Comparison:
+        """The comparison of loads whose medians are `loads` and whose rounds' ratios,
+        every load's together, are `rounds`."""
+        return cls(list(loads), median_interval(rounds))
+
+    @property
+    def median(self) -> float:
+        """The median load's ratio (inf: no load)."""
+        return statistics.median(self.loads) if self.loads else math.inf
+
+    def below(self, bound: float) -> bool:
+        """Whether every load and the interval's upper end are below `bound`."""
+        return bool(self.loads) and max(self.loads) < bound and self.interval[1] < bound
+
+    def may_exceed(self, bound: float) -> bool:
+        """Whether the median load or the interval's upper end is above `bound`."""
+        return not self.loads or self.median > bound or self.interval[1] > bound
+
+    def words(self) -> str:
+        """`0.950x (median of 3 fresh loads: 0.940, 0.950, 0.960; 95% interval
+        0.930-0.970)`."""
+        each = ", ".join(f"{r:.3f}" for r in self.loads)
+        low, high = self.interval
+        return (
+            f"{self.median:.3f}x (median of {len(self.loads)} fresh loads: {each}; "
+            f"95% interval {low:.3f}-{high:.3f})"
+        )
+
+
 def call_left_alone(
     call: Callable[[], object],
     threads: Callable[[], Reading],

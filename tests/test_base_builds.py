@@ -28,7 +28,7 @@ from autotune_model.base_builds import (
 )
 from autotune_model.executors import SerialExecutor
 from autotune_model.report import ModelTiming, TuneReport, summary_lines
-from autotune_model.steadiness import Comparison
+from autotune_model.steadiness import Comparison, median_interval
 from autotune_model.tuning_setup import PACKING_OPS
 from autotune_runtime.session import load
 
@@ -214,12 +214,18 @@ def test_model_timings_over_loads_take_the_median_load(monkeypatch):
     ratios = iter([1.35, 0.9, 1.01, 0.8, 0.85, 0.95])
 
     def fake_time_model(stock, tuned, function, inputs, policy, device, budget_s):
-        return ModelTiming(function, 1000.0, 1000.0 * next(ratios), 10)
+        ratio = next(ratios)  # the load's rounds: 10 around its median
+        rounds = [ratio * (1 + d / 100) for d in range(-5, 5)]
+        return ModelTiming(function, 1000.0, 1000.0 * ratio, 10, rounds=rounds)
 
     monkeypatch.setattr(measure, "time_model", fake_time_model)
     timing, loads = measure.time_model_loads(b"s", b"t", "f", [], "static", "local-task", 3, 3.0)
     assert [t.ratio for t in loads] == [1.35, 0.9, 1.01] and timing is loads[2]
-    assert timed_ratio("f", [], "local-task")(b"s", b"t") == [0.8, 0.85, 0.95]  # each load
+    compared = timed_ratio("f", [], "local-task")(b"s", b"t")
+    assert compared.loads == [0.8, 0.85, 0.95]  # each load
+    # The interval: order statistics of the 30 rounds of all three loads together.
+    rounds = sorted(r * (1 + d / 100) for r in (0.8, 0.85, 0.95) for d in range(-5, 5))
+    assert compared.interval == median_interval(rounds) == (rounds[9], rounds[20])
 
 
 def test_the_fastest_option_set_is_chosen_when_it_beats_the_stock_build():
