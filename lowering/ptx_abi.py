@@ -118,9 +118,22 @@ def adapt_kernel(
     """
     module = parse_module(ptx)
     entry = module.entry(entry_name)
+    _refuse_scratch_sizes(entry, global_scratch_size, profile_scratch_size)
+    by_arg = _argument_params(entry, arg_names, scratch_params)
+    pointer_args = _pointer_args(entry, by_arg, pointers)
+    by_param = {by_arg[a].name: a for a in pointer_args}
+    accesses = pointer_accesses(entry, [by_arg[a].name for a in pointer_args])
+    accessed = {by_param[n]: acc for n, acc in accesses.items()}
+    written = _written_pointers(entry, pointer_args, accessed, outputs)
+    order = _param_order(entry, arg_names, by_arg, pointer_args, written)
+    return _adapted(module, entry, name, arg_names, by_arg, order, accessed)
+
+
+def _refuse_scratch_sizes(entry: PtxEntry, global_size: int, profile_size: int) -> None:
+    """Raise `ScratchMemoryError` where Triton's metadata gives a scratch size."""
     for key, size in (
-        ("global_scratch_size", global_scratch_size),
-        ("profile_scratch_size", profile_scratch_size),
+        ("global_scratch_size", global_size),
+        ("profile_scratch_size", profile_size),
     ):
         if size:
             what = key.removesuffix("_size").replace("_", " ")
@@ -131,6 +144,13 @@ def adapt_kernel(
                 "Use a config or kernel that needs none (no device-side tensor descriptors, "
                 "no profiling instrumentation)."
             )
+
+
+def _argument_params(
+    entry: PtxEntry, arg_names: Sequence[str], scratch_params: int
+) -> dict[str, PtxParam]:
+    """The `.param` of each argument, once the entry is found to have one per argument
+    followed by `scratch_params` 64-bit scratch pointers its body does not read."""
     expected = len(arg_names) + scratch_params
     if len(entry.params) != expected:
         raise PtxError(
@@ -150,21 +170,37 @@ def adapt_kernel(
                 f"kernel {entry.name} reads its {what.replace('_', ' ')} pointer ({p.name}) "
                 "although its metadata asks for no scratch memory; IREE cannot provide it"
             )
-    by_arg = dict(zip(arg_names, kept, strict=True))
+    return dict(zip(arg_names, kept, strict=True))
+
+
+def _pointer_args(
+    entry: PtxEntry, by_arg: dict[str, PtxParam], pointers: Iterable[str] | None
+) -> list[str]:
+    """The pointer arguments: `pointers`, each found to be a 64-bit argument, else the
+    arguments declared `.ptr`."""
     if pointers is None:
-        pointer_args = [a for a, p in by_arg.items() if p.is_pointer]
-    else:
-        pointer_args = list(pointers)
-        for a in pointer_args:
-            if a not in by_arg:
-                raise PtxError(f"kernel {entry.name} has no argument '{a}'")
-            if not by_arg[a].is_64bit:
-                raise PtxError(
-                    f"kernel {entry.name}: argument '{a}' is a .{by_arg[a].type}, not a pointer"
-                )
-    accesses = pointer_accesses(entry, [by_arg[a].name for a in pointer_args])
-    by_param = {by_arg[a].name: a for a in pointer_args}
-    found = {by_param[n] for n, acc in accesses.items() if acc.written}
+        return [a for a, p in by_arg.items() if p.is_pointer]
+    pointer_args = list(pointers)
+    for a in pointer_args:
+        if a not in by_arg:
+            raise PtxError(f"kernel {entry.name} has no argument '{a}'")
+        if not by_arg[a].is_64bit:
+            raise PtxError(
+                f"kernel {entry.name}: argument '{a}' is a .{by_arg[a].type}, not a pointer"
+            )
+    return pointer_args
+
+
+def _written_pointers(
+    entry: PtxEntry,
+    pointer_args: Sequence[str],
+    accessed: dict[str, PointerAccess],
+    outputs: Iterable[str] | None,
+) -> set[str]:
+    """The pointer arguments the kernel writes: `outputs`, found to be pointers and to
+    hold every pointer the PTX stores through, else those it stores through. Refused
+    where a pointer is both read and written, or none is written."""
+    found = {a for a, acc in accessed.items() if acc.written}
     if outputs is None:
         written = found
     else:
@@ -181,7 +217,7 @@ def adapt_kernel(
                 f"kernel {entry.name} stores through {', '.join(sorted(undeclared))}, which is "
                 "not declared as an output; it would be bound read-only"
             )
-    both = {by_param[n] for n, acc in accesses.items() if acc.read and acc.written}
+    both = {a for a, acc in accessed.items() if acc.read and acc.written}
     if both:
         raise PtxError(
             f"kernel {entry.name} reads and writes {', '.join(sorted(both))} (in place); "
@@ -191,7 +227,18 @@ def adapt_kernel(
         raise PtxError(
             f"kernel {entry.name} writes through none of its pointer arguments; declare its outputs"
         )
-    index = {a: i for i, a in enumerate(arg_names)}
+    return written
+
+
+def _param_order(
+    entry: PtxEntry,
+    arg_names: Sequence[str],
+    by_arg: dict[str, PtxParam],
+    pointer_args: Sequence[str],
+    written: set[str],
+) -> list[tuple[str, str]]:
+    """(argument, role) in IREE's order: read-only pointers, written pointers, then the
+    scalars, each found to be 32-bit."""
     order = (
         [(a, "input") for a in arg_names if a in pointer_args and a not in written]
         + [(a, "output") for a in arg_names if a in written]
@@ -203,6 +250,21 @@ def adapt_kernel(
                 f"kernel {entry.name}: argument '{a}' is a .{by_arg[a].type}; IREE passes only "
                 "32-bit push constants"
             )
+    return order
+
+
+def _adapted(
+    module: PtxModule,
+    entry: PtxEntry,
+    name: str,
+    arg_names: Sequence[str],
+    by_arg: dict[str, PtxParam],
+    order: Sequence[tuple[str, str]],
+    accessed: dict[str, PointerAccess],
+) -> AdaptedKernel:
+    """The entry renamed `name`, its parameters `<name>_param_<arg>` in `order`, alone in
+    a copy of `module`."""
+    index = {a: i for i, a in enumerate(arg_names)}
     mapping = {entry.name: name}
     mapping.update({by_arg[a].name: f"{name}_param_{a}" for a in arg_names})
     params = tuple(
@@ -210,13 +272,12 @@ def adapt_kernel(
     )
     body = _rename(entry.body, mapping)
     adapted_entry = PtxEntry(name, params, entry.directives, body, True)
-    adapted = AdaptedKernel(
+    return AdaptedKernel(
         entry=adapted_entry,
         module=PtxModule(module.version, module.target, 64, module.declarations, (adapted_entry,)),
         params=tuple(AdaptedParam(a, f"{name}_param_{a}", role, index[a]) for a, role in order),
-        accesses={by_param[n]: acc for n, acc in accesses.items()},
+        accesses=accessed,
     )
-    return adapted
 
 
 # --- merging ---------------------------------------------------------------------------
