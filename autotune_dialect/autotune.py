@@ -507,6 +507,20 @@ class GroupOp(GroupSettingProperties):  # type: ignore[misc,valid-type]
         op.properties.update(read_parameters(params, definitions, written))
         return op
 
+    # The group's syntax is hand-written: xDSL 0.74's declarative format
+    # (`$sym_name `variants` `(` $variants `)` attr-dict`, with `ParsePropInAttrDict`)
+    # prints and parses the same text, but not the same way. (1) Its `attr-dict` moves the
+    # names of properties into properties unchecked and keeps any other name as a
+    # discardable attribute, so `min_samples = true` (an i1, which the IntegerAttr
+    # property takes) and `polcy = "online"` would be reported by the verifier, at the
+    # group, instead of while reading, at the variant list (`FILE:9:30: unknown group
+    # attribute 'polcy'`, tests/test_xdsl_opt_errors.py); and `max_samples =
+    # 9223372036854775808`, which MLIR's reader turns into the i64 -2^63, needs the text
+    # as written (`read_parameters`). (2) An integer literal for a float parameter
+    # (`tolerance = 10`) would stay an IntegerAttr, refused by the FloatAttr property.
+    # (3) It prints properties in the order the op holds them (as they were written or
+    # set), where the group prints them in `PARAMETERS` order. A custom directive
+    # doing (1)-(3) would be this parser and printer, moved.
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
         name = parser.parse_symbol_name()

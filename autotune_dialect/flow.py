@@ -32,7 +32,6 @@ from xdsl.irdl import (
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from autotune_dialect.syntax import build, lenient, print_attr_dict_if_any, printed_attributes
 
@@ -148,23 +147,21 @@ class DispatchOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> DispatchOp:
-        if parser._current_token.kind == MLIRTokenKind.L_BRACE:
-            entries = parser.parse_comma_separated_list(
-                parser.Delimiter.BRACES, lambda: parser.parse_attribute()
-            )
-        else:
+        entries = parser.parse_optional_comma_separated_list(
+            parser.Delimiter.BRACES, parser.parse_attribute
+        )
+        if entries is None:
             entries = [parser.parse_attribute()]
         for entry in entries:
             if not isinstance(entry, SymbolRefAttr):
                 parser.raise_error("expected an entry point @executable::@export")
-        workload: list[SSAValue] = []
-        if parser._current_token.kind == MLIRTokenKind.L_SQUARE:
-            workload = [
-                parser.resolve_operand(w, IndexType())
-                for w in parser.parse_comma_separated_list(
-                    parser.Delimiter.SQUARE, parser.parse_unresolved_operand
-                )
-            ]
+        workload = [
+            parser.resolve_operand(w, IndexType())
+            for w in parser.parse_optional_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+            )
+            or []
+        ]
         pos = parser.pos
         args = parser.parse_comma_separated_list(
             parser.Delimiter.PAREN, parser.parse_unresolved_operand
@@ -188,8 +185,8 @@ class DispatchOp(IRDLOperation):
         tied: list[int] = []
 
         def result_type() -> None:
-            if parser._current_token.kind == MLIRTokenKind.PERCENT_IDENT:
-                ref = parser.parse_unresolved_operand()
+            ref = parser.parse_optional_unresolved_operand()
+            if ref is not None:
                 if ref.operand_name not in names:
                     parser.raise_error(
                         f"tied result %{ref.operand_name} is not an argument of the dispatch",
@@ -207,9 +204,7 @@ class DispatchOp(IRDLOperation):
             result_types.append(type_)
             result_dims.extend(_parse_dims(parser, type_))
 
-        if parser._current_token.kind == MLIRTokenKind.L_PAREN:
-            parser.parse_comma_separated_list(parser.Delimiter.PAREN, result_type)
-        else:
+        if parser.parse_optional_comma_separated_list(parser.Delimiter.PAREN, result_type) is None:
             result_type()
         index = IndexType()
         op = cls(

@@ -15,12 +15,24 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    RangeOf,
+    RangeVarConstraint,
+    base,
     irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
     var_operand_def,
     var_result_def,
+)
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    TypeDirective,
+    VariadicOperandVariable,
+    irdl_custom_directive,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -29,7 +41,6 @@ from autotune_dialect.mlir_text import parse_type_text
 from autotune_dialect.syntax import (
     build,
     lenient,
-    parse_operands_with_types,
     print_operand_list,
     trailing_attributes,
 )
@@ -61,14 +72,43 @@ def type_in_context(parser: Parser, text: str) -> Attribute:
     return Parser(parser.ctx, text).parse_type()
 
 
-def parse_no_flags(parser: Parser) -> None:
-    """Parse `flags("None")`, the only flags the lowering uses."""
-    parser.parse_keyword("flags")
-    parser.parse_punctuation("(")
-    pos = parser.pos
-    if parser.parse_optional_str_literal() != "None":
-        parser.raise_error('expected flags("None")', pos)
-    parser.parse_punctuation(")")
+@irdl_custom_directive
+class NoFlags(CustomDirective):
+    """`"None"` in `flags("None")`, the only flags the lowering uses: IREE's generic form
+    holds them as the integer 0 (`_NO_FLAGS`), which no declarative piece spells so."""
+
+    flags: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        pos = parser.pos
+        if parser.parse_optional_str_literal() != "None":
+            parser.raise_error('expected flags("None")', pos)
+        self.flags.set(state, _NO_FLAGS)
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        printer.print_string_literal("None")
+
+
+@irdl_custom_directive
+class Fences(CustomDirective):
+    """`%f0, %f1` (none or more), values of type `!hal.fence`, which the syntax does not
+    print: the type is the one of the parser's context (`type_in_context`), which a
+    declarative type constraint cannot name."""
+
+    fences: VariadicOperandVariable
+    types: TypeDirective
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        fences = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+        )
+        self.fences.set(state, fences or [])
+        self.types.set(state, [type_in_context(parser, "!hal.fence")] * len(fences or []))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        print_operand_list(printer, self.fences.get(op))
 
 
 @lenient
@@ -87,7 +127,6 @@ class DevicesGetOp(IRDLOperation):
         build(self, [index], [result_type or device_type()])
 
 
-@trailing_attributes
 @lenient
 @irdl_op_definition
 class FenceCreateOp(IRDLOperation):
@@ -99,33 +138,16 @@ class FenceCreateOp(IRDLOperation):
     flags = prop_def(IntegerAttr)
     result = result_def()
 
+    custom_directives = (NoFlags,)
+    assembly_format = (
+        "`device` `(` $device `:` type($device) `)` `flags` `(` custom<NoFlags>($flags) `)` "
+        "`:` type($result) attr-dict"
+    )
+
     def __init__(self, device: SSAValue, result_type: Attribute | None = None):
         build(self, [device], [result_type or fence_type()], {"flags": _NO_FLAGS})
 
-    @classmethod
-    def parse(cls, parser: Parser) -> FenceCreateOp:
-        parser.parse_keyword("device")
-        parser.parse_punctuation("(")
-        device = parser.parse_unresolved_operand()
-        parser.parse_punctuation(":")
-        device = parser.resolve_operand(device, parser.parse_type())
-        parser.parse_punctuation(")")
-        parse_no_flags(parser)
-        parser.parse_punctuation(":")
-        return cls(device, parser.parse_type())
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" device(")
-        printer.print_operand(self.device)
-        printer.print_string(" : ")
-        printer.print_attribute(self.device.type)
-        printer.print_string(")")
-        printer.print_string(' flags("None")')
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
-
-@trailing_attributes
 @lenient
 @irdl_op_definition
 class FenceAwaitOp(IRDLOperation):
@@ -134,43 +156,26 @@ class FenceAwaitOp(IRDLOperation):
 
     name = "hal.fence.await"
 
-    timeout_millis = operand_def()
+    timeout_millis = operand_def(i32)
     fences = var_operand_def()
     flags = prop_def(IntegerAttr)
     status = result_def()
 
+    custom_directives = (NoFlags, Fences)
+    assembly_format = (
+        "`until` `(` `[` custom<Fences>($fences, type($fences)) `]` `)` "
+        "`timeout_millis` `(` $timeout_millis `)` `flags` `(` custom<NoFlags>($flags) `)` "
+        "`:` type($status) attr-dict"
+    )
+
     def __init__(self, fences: Sequence[SSAValue], timeout_millis: SSAValue):
         build(self, [timeout_millis, *fences], [i32], {"flags": _NO_FLAGS})
 
-    @classmethod
-    def parse(cls, parser: Parser) -> FenceAwaitOp:
-        parser.parse_keyword("until")
-        parser.parse_punctuation("(")
-        fences = parser.parse_comma_separated_list(
-            parser.Delimiter.SQUARE, parser.parse_unresolved_operand
-        )
-        parser.parse_punctuation(")")
-        parser.parse_keyword("timeout_millis")
-        parser.parse_punctuation("(")
-        timeout = parser.parse_operand(i32)
-        parser.parse_punctuation(")")
-        parse_no_flags(parser)
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        fence = type_in_context(parser, "!hal.fence")
-        resolved = [parser.resolve_operand(f, fence) for f in fences]
-        return cls(resolved, timeout)
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" until([")
-        print_operand_list(printer, self.fences)
-        printer.print_string("]) timeout_millis(")
-        printer.print_operand(self.timeout_millis)
-        printer.print_string(') flags("None") : ')
-        printer.print_attribute(self.status.type)
+_BARRIER_TENSORS = RangeVarConstraint("TENSORS", RangeOf(base(TensorType)))
+"""A barrier's sources and results: tensors, the results of the sources' types."""
 
 
-@trailing_attributes
 @lenient
 @irdl_op_definition
 class TensorBarrierOp(IRDLOperation):
@@ -179,34 +184,18 @@ class TensorBarrierOp(IRDLOperation):
 
     name = "hal.tensor.barrier"
 
-    sources = var_operand_def(TensorType)
+    sources = var_operand_def(_BARRIER_TENSORS)
     signal_fence = operand_def()
-    results_ = var_result_def(TensorType)
+    results_ = var_result_def(_BARRIER_TENSORS)
+
+    # IREE's `join( : )` when there is no tensor: the else branch prints it.
+    assembly_format = (
+        "`join` `(` ($sources^ `:` type($sources)) : (` ` `:` ` `)? `)` `=` `>` $signal_fence "
+        "`:` type($signal_fence) attr-dict"
+    )
 
     def __init__(self, sources: Sequence[SSAValue], signal_fence: SSAValue):
         build(self, [*sources, signal_fence], [s.type for s in sources])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> TensorBarrierOp:
-        parser.parse_keyword("join")
-        parser.parse_punctuation("(")
-        sources = parse_operands_with_types(parser)
-        parser.parse_punctuation(")")
-        parser.parse_punctuation("=")
-        parser.parse_punctuation(">")
-        fence = parser.parse_unresolved_operand()
-        parser.parse_punctuation(":")
-        return cls(sources, parser.resolve_operand(fence, parser.parse_type()))
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" join(")
-        print_operand_list(printer, self.sources)
-        printer.print_string(" : ")
-        printer.print_list(self.sources, lambda v: printer.print_attribute(v.type))
-        printer.print_string(") => ")
-        printer.print_operand(self.signal_fence)
-        printer.print_string(" : ")
-        printer.print_attribute(self.signal_fence.type)
 
 
 @trailing_attributes

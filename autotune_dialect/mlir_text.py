@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from autotune_dialect.verbatim import Verbatim
 
@@ -63,7 +62,7 @@ def parse_text(text: str, is_type: bool) -> Attribute | None:
         value = parser.parse_type() if is_type else parser.parse_attribute()
     except Exception:  # noqa: BLE001 - any failure means "not representable"
         return None
-    if parser._current_token.kind != MLIRTokenKind.EOF:
+    if parser.pos < len(text):  # more than the one type or attribute
         return None
     return _as_strings(value)
 

@@ -14,7 +14,6 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 
 def build(
@@ -56,19 +55,6 @@ def print_attr_dict_if_any(printer: Printer, attrs: Mapping[str, Attribute]) -> 
 
 def print_operand_list(printer: Printer, values: Sequence[SSAValue]) -> None:
     printer.print_list(values, printer.print_operand)
-
-
-def parse_operands_with_types(parser: Parser) -> list[SSAValue]:
-    """Parse `%a, %b : T1, T2` (an empty list when no operand follows)."""
-    if parser._current_token.kind != MLIRTokenKind.PERCENT_IDENT:
-        return []
-    pos = parser.pos
-    operands = parser.parse_comma_separated_list(
-        parser.Delimiter.NONE, parser.parse_unresolved_operand
-    )
-    parser.parse_punctuation(":")
-    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-    return list(parser.resolve_operands(operands, types, pos))
 
 
 class ValuesTerminator(IRDLOperation):

@@ -39,6 +39,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 
 from autotune_dialect.iree_ir import function_signatures, iree_context
+from autotune_dialect.parser_position import resume_after
 from autotune_dialect.rawtext import ScanError, dedent_block, find_region_op_end
 
 
@@ -280,7 +281,7 @@ class VerbatimOp(IRDLOperation):
             end = find_region_op_end(content, start)
         except ScanError as err:
             parser.raise_error(f"{err} in a verbatim op", err.pos, err.pos + 1)
-        parser._resume_from(end)
+        resume_after(parser, end)
         # Without the indentation of the file it is read from: the text is what was
         # printed (`print`), whatever the nesting (the groups' fingerprints digest it).
         return cls("\n".join(dedent_block(content[start:end])))
@@ -289,11 +290,8 @@ class VerbatimOp(IRDLOperation):
         lines = dedent_block(self.text.data)
         printer.print_string(" " + lines[0])
         for line in lines[1:]:
-            if line:
-                printer._print_new_line()
-                printer.print_string(line)
-            else:
-                printer._print_new_line(indent=0)
+            # An empty line without the indentation (no trailing spaces).
+            printer.print_string("\n" + line, indent=None if line else 0)
 
 
 Verbatim = Dialect("verbatim", [VerbatimOp], [VerbatimAttr, VerbatimType, AffineMapText])
