@@ -17,6 +17,7 @@ from autotune_contracts.errors import INTERRUPTED, DiagnosticError
 from autotune_contracts.files import read_source, refuse_overwrite, write_atomically
 from autotune_contracts.policy import POLICIES, Policy
 from autotune_model.commands import add_command as add_tune_model_command
+from autotune_model.spec_command import add_spec_command
 from autotune_runtime.commands import add_runtime_commands
 from lowering.autotune_to_iree import lower_to_iree
 from lowering.compile_options import ARCH_HELP, add_compile_arg_option, add_object_search_option
@@ -170,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_runtime_commands(sub, _show_tuning_report)
     add_import_triton_command(sub)
     add_tune_model_command(sub)
+    add_spec_command(sub)
     return parser
 
 
