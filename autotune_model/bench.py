@@ -125,6 +125,32 @@ def bench_module(
     dispatch `repeat` times on the same inputs, in one command buffer (`BenchModule.flags`).
     A dispatch that writes into an operand (tied) then works on its own results from the
     second time on, as a model's in-place dispatch does on another's."""
+    found = _executable_and_kernel(dispatch)
+    if isinstance(found, str):
+        return found
+    executable, kernel = found
+    problem = _unknown_sizes(dispatch, values)
+    if problem is not None:
+        return problem
+    operands = _tensor_operands(dispatch, values)
+    if isinstance(operands, str):
+        return operands
+    devices = [
+        op.clone()
+        for op in model.body.ops
+        if op_name(op) == "util.global"
+        and "!hal.device" in interop.mlir_text(interop.attribute(op, "type"))
+    ]
+    module = ModuleOp([*devices, executable.clone(), _bench_function(dispatch, values)])
+    module.attributes.update(model.attributes)
+    text = generic_text(module)
+    blobs = resources_used(getattr(model, "resources", ""), text)  # weights in its kernel
+    return BenchModule(text + ("\n" + blobs if blobs else ""), kernel, tuple(operands), repeat)
+
+
+def _executable_and_kernel(dispatch: DispatchOp) -> tuple[Operation, str] | str:
+    """The executable a dispatch runs and the name of its kernel function, or why there
+    is none."""
     entry = dispatch.entry_point
     executable = lookup_symbol(dispatch, type(entry)(entry.root_reference))
     export = lookup_symbol(dispatch, entry)
@@ -133,6 +159,12 @@ def bench_module(
     kernel = interop.kernel_function_name(export)
     if kernel is None:
         return "its export names no kernel function"
+    return executable, kernel
+
+
+def _unknown_sizes(dispatch: DispatchOp, values: dict[SSAValue, int]) -> str | None:
+    """Why a dispatch's operands cannot be made alone: data-tiled operands, or a workload,
+    result size or scalar operand missing from `values`; None where they can."""
     types = [interop.mlir_text(v.type) for v in (*dispatch.arguments, *dispatch.outputs)]
     if any("#iree_encoding." in text for text in types):
         return (
@@ -141,12 +173,16 @@ def bench_module(
         )
     needed = [*dispatch.workload, *dispatch.result_dims]
     needed += [a for a in dispatch.arguments if not isinstance(a.type, TensorType)]
-    unknown = [v for v in needed if v not in values]
-    if unknown:
+    if any(v not in values for v in needed):
         return "its sizes depend on values the host code computes in ways not followed here"
+    return None
+
+
+def _tensor_operands(dispatch: DispatchOp, values: dict[SSAValue, int]) -> list[Operand] | str:
+    """The dispatch's tensor operands at their sizes for the example inputs, or why one
+    cannot be made."""
     operands: list[Operand] = []
-    arg_dims = dispatch.argument_dims_of()
-    for arg, dims in zip(dispatch.arguments, arg_dims, strict=True):
+    for arg, dims in zip(dispatch.arguments, dispatch.argument_dims_of(), strict=True):
         if not isinstance(arg.type, TensorType):
             continue
         if any(d not in values for d in dims):
@@ -157,7 +193,12 @@ def bench_module(
         sizes = iter(values[d] for d in dims)
         shape = tuple(next(sizes) if s < 0 else s for s in arg.type.get_shape())
         operands.append(Operand(shape, dtype))
+    return operands
 
+
+def _bench_function(dispatch: DispatchOp, values: dict[SSAValue, int]) -> util.FuncOp:
+    """`@bench`: the dispatch called on the function's tensor arguments, its sizes and
+    scalar operands the constants of `values`, returning its results."""
     tensors = [a for a in dispatch.arguments if isinstance(a.type, TensorType)]
     block = Block(arg_types=[a.type for a in tensors])
 
@@ -171,10 +212,10 @@ def bench_module(
     scalars = {a: constant(a) for a in dispatch.arguments if a not in tensors}
     workload = [constant(w) for w in dispatch.workload]
     result_dims = [constant(d) for d in dispatch.result_dims]
-    argument_dims = [constant(d) for dims in arg_dims for d in dims]
+    argument_dims = [constant(d) for dims in dispatch.argument_dims_of() for d in dims]
     mapping: dict[SSAValue, SSAValue] = {**scalars, **dict(zip(tensors, block.args, strict=True))}
     call = DispatchOp(
-        entry,
+        dispatch.entry_point,
         workload,
         [mapping[a] for a in dispatch.arguments],
         argument_dims,
@@ -185,23 +226,12 @@ def bench_module(
     block.add_op(call)
     results = list(call.results)
     block.add_op(util.ReturnOp(results))
-    function = util.FuncOp(
+    return util.FuncOp(
         BENCH_FUNCTION,
         ([a.type for a in tensors], [r.type for r in results]),
         Region(block),
         "public",
     )
-    devices = [
-        op.clone()
-        for op in model.body.ops
-        if op_name(op) == "util.global"
-        and "!hal.device" in interop.mlir_text(interop.attribute(op, "type"))
-    ]
-    module = ModuleOp([*devices, executable.clone(), function])
-    module.attributes.update(model.attributes)
-    text = generic_text(module)
-    blobs = resources_used(getattr(model, "resources", ""), text)  # weights in its kernel
-    return BenchModule(text + ("\n" + blobs if blobs else ""), kernel, tuple(operands), repeat)
 
 
 def kernel_function(module: ir.Module, kernel: str) -> ir.Operation | None:
