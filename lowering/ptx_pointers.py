@@ -12,7 +12,7 @@ the instructions this reads.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from lowering.ptx_module import PtxEntry, PtxError, strip_comments
@@ -98,10 +98,25 @@ def pointer_accesses(
     async copy from it reads it. An address carrying two parameters is an error: the
     mapping is then ambiguous and must be declared."""
     names = [p.name for p in entry.params if p.is_pointer] if pointers is None else list(pointers)
-    taint: dict[str, set[str]] = {}
-    flows: list[tuple[set[str], set[str]]] = []  # (destinations, sources)
+    loaded, flows, memory = _trace(entry.body, names)
+    taint = _carried_to_fixpoint(loaded, flows)
+    read, written = _reads_and_writes(entry.name, memory, taint)
+    return {n: PointerAccess(n in read, n in written) for n in names}
+
+
+Flow = tuple[set[str], set[str]]
+"""An instruction's (destination registers, source registers)."""
+
+
+def _trace(
+    body: str, names: Sequence[str]
+) -> tuple[dict[str, set[str]], list[Flow], list[Instruction]]:
+    """One pass over the body: the parameters each register is loaded or moved from, the
+    flows of every instruction computing from registers, and the memory instructions."""
+    loaded: dict[str, set[str]] = {}
+    flows: list[Flow] = []
     memory: list[Instruction] = []
-    for ins in instructions(entry.body):
+    for ins in instructions(body):
         if ins.opcode.startswith("ld.param"):
             params = {
                 n
@@ -110,7 +125,7 @@ def pointer_accesses(
             }
             if params and ins.operands:
                 for reg in _registers(ins.operands[0]):
-                    taint.setdefault(reg, set()).update(params)
+                    loaded.setdefault(reg, set()).update(params)
             continue
         if _WRITE.match(ins.opcode) or _READ.match(ins.opcode):
             memory.append(ins)
@@ -129,9 +144,16 @@ def pointer_accesses(
         }
         if direct:
             for reg in dests:
-                taint.setdefault(reg, set()).update(direct)
+                loaded.setdefault(reg, set()).update(direct)
         if dests and sources:
             flows.append((dests, sources))
+    return loaded, flows, memory
+
+
+def _carried_to_fixpoint(loaded: dict[str, set[str]], flows: Sequence[Flow]) -> dict[str, set[str]]:
+    """The parameters each register carries: those it is loaded from, and those its
+    sources carry, through every flow until none adds any."""
+    taint = {reg: set(params) for reg, params in loaded.items()}
     changed = True
     while changed:
         changed = False
@@ -146,6 +168,14 @@ def pointer_accesses(
                 if not carried <= have:
                     have |= carried
                     changed = True
+    return taint
+
+
+def _reads_and_writes(
+    kernel: str, memory: Sequence[Instruction], taint: dict[str, set[str]]
+) -> tuple[set[str], set[str]]:
+    """The parameters read and those written through the global addresses of the memory
+    instructions; refused where an address carries several."""
     read: set[str] = set()
     written: set[str] = set()
     for ins in memory:
@@ -159,7 +189,7 @@ def pointer_accesses(
                 continue
             if len(carried) > 1:
                 raise PtxError(
-                    f"kernel {entry.name}: the address of '{ins.opcode}' derives from several "
+                    f"kernel {kernel}: the address of '{ins.opcode}' derives from several "
                     f"pointer parameters ({', '.join(sorted(carried))}); declare which "
                     "pointers the kernel writes"
                 )
@@ -171,4 +201,4 @@ def pointer_accesses(
                     read |= carried
             else:
                 read |= carried
-    return {n: PointerAccess(n in read, n in written) for n in names}
+    return read, written

@@ -11,11 +11,8 @@ from test_imports import PACKAGES, ROOT
 MOST_LINES = 80
 
 LONGER = {
-    "autotune_model/bench.py:bench_module",
-    "lowering/ptx_abi.py:adapt_kernel",
     "lowering/exploration.py:explore",
     "lowering/triton/emit.py:entry",
-    "lowering/ptx_pointers.py:pointer_accesses",
 }
 """The product's functions over `MOST_LINES` lines, each to be split into its steps."""
 
