@@ -29,32 +29,93 @@ refuses to build is dropped when it is compiled, as for llvm-cpu (3.13 refuses w
 2 of collapsed type to be static value of ..."; every other kind above builds for sm_80).
 On gfx942 an f32 matmul's reduction, staging and pipelining candidates build, and an f16
 matmul's (MFMA_F32_16x16x16_F16) subgroup candidates too.
+
+The configurations are read and built typed, through IREE's Python bindings
+(`iree.compiler.dialects.iree_gpu`: `LoweringConfigAttr`, `MMAAttr`, `MMAIntrinsic`,
+`PipelineOptionsAttr`; `iree_codegen.TranslationInfoAttr`), in an IREE context
+(`iree_context`); the tile lists through `autotune_bridge.iree_configs`.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from iree.compiler import ir
+from iree.compiler.dialects import iree_codegen, iree_gpu
+
 from autotune_bridge.iree_configs import tile_lists, with_lists
-from lowering.dispatch_configs import SUBGROUP_SIZE, WORKGROUP_SIZE, DispatchConfig
+from autotune_dialect.iree_ir import iree_context
+from lowering.dispatch_configs import DispatchConfig
 
 MAX_THREADS = 1024
 """Threads per workgroup that every CUDA and AMD GPU architecture allows."""
 
-_INTRINSIC = re.compile(r"#iree_gpu\.mma_layout<(\w+)>")
-_INTRINSIC_SHAPE = re.compile(
-    r"^(NV_MMA_SYNC|NV_WMMA|MFMA|WMMAR3|WMMAR4|WMMA)_(\w+?)_(\d+)x(\d+)x(\d+)_(\w+)$"
-)
-"""A matrix intrinsic's name: its family (NVIDIA's, or AMD's MFMA and WMMA), result type,
-M x N x K, input type."""
-_SHAPES = {"NV_MMA_SYNC": (16, 8, 16), "NV_WMMA": (16, 16, 16)}
-"""The NVIDIA intrinsics IREE has for f16/bf16 inputs, by family: (M, N, K)."""
-_STAGES = re.compile(r"prefetch_num_stages = (\d+)")
-_PROMOTE = re.compile(r"promote_operands = \[[\d, ]*\], ")
+_NVIDIA_FAMILIES = {"NV_MMA_SYNC": "mma", "NV_WMMA": "wmma"}
+"""NVIDIA's matrix intrinsics by family (the prefix of `MMAIntrinsic`'s names), and the
+name of a candidate that switches to one."""
+_OPTIONS = "gpu_pipeline_options"
+"""The translation info's configuration entry of the GPU pipeline's options."""
+
+
+@dataclass(frozen=True)
+class _Intrinsic:
+    """A lowering config's matrix intrinsic (`mma_kind`): its `MMAIntrinsic` name, its
+    M x N x K and its operand types (as text)."""
+
+    name: str
+    shape: tuple[int, int, int]
+    types: tuple[str, ...]
+
+    @property
+    def family(self) -> str | None:
+        return next((f for f in _NVIDIA_FAMILIES if self.name.startswith(f + "_")), None)
+
+
+@functools.cache
+def _intrinsics() -> tuple[_Intrinsic, ...]:
+    """Every intrinsic IREE's `MMAIntrinsic` names, read from its `MMAAttr`."""
+    with iree_context():
+        attrs = {name: iree_gpu.MMAAttr(_mma(name)) for name in iree_gpu.MMAIntrinsic.__members__}
+        return tuple(
+            _Intrinsic(name, tuple(a.mnk_shape), tuple(map(str, a.abc_element_types)))
+            for name, a in attrs.items()
+        )
+
+
+def _lowering_entries(lowering_config: str) -> dict[str, ir.Attribute]:
+    """The entries of a GPU lowering config (call in an IREE context)."""
+    attr = iree_gpu.LoweringConfigAttr(ir.Attribute.parse(lowering_config))
+    return {named.name: named.attr for named in attr.attributes}
+
+
+def _lowering_config(entries: dict[str, ir.Attribute]) -> str:
+    return str(iree_gpu.LoweringConfigAttr.get(ir.DictAttr.get(entries)))
+
+
+def _translation_info(text: str) -> iree_codegen.TranslationInfoAttr:
+    """A translation info's attribute (call in an IREE context)."""
+    return iree_codegen.TranslationInfoAttr(ir.Attribute.parse(text))
+
+
+def _with_translation(
+    info: iree_codegen.TranslationInfoAttr,
+    workgroup_size: Sequence[int] | None = None,
+    configuration: ir.Attribute | None = None,
+) -> str:
+    """`info` with another workgroup size or configuration (call in an IREE context)."""
+    return str(
+        iree_codegen.TranslationInfoAttr.get(
+            info.pass_pipeline,
+            info.codegen_spec,
+            list(info.workgroup_size) if workgroup_size is None else list(workgroup_size),
+            info.subgroup_size,
+            info.configuration if configuration is None else configuration,
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -140,12 +201,17 @@ def _threads(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[Gp
             )
 
 
-def _intrinsic_of(config: DispatchConfig) -> tuple[str, tuple[int, int, int]] | None:
-    found = _INTRINSIC.search(config.lowering_config)
-    shape = _INTRINSIC_SHAPE.match(found[1]) if found else None
-    if found is None or shape is None:
-        return None
-    return found[1], (int(shape[3]), int(shape[4]), int(shape[5]))
+def _intrinsic_of(config: DispatchConfig) -> _Intrinsic | None:
+    with iree_context():
+        kind = _lowering_entries(config.lowering_config).get("mma_kind")
+        if kind is None or not iree_gpu.MMAAttr.isinstance(kind):
+            return None
+        return next((i for i in _intrinsics() if _mma(i.name) == kind), None)
+
+
+def _mma(name: str) -> ir.Attribute:
+    """The `mma_kind` of the intrinsic `name` (call in an IREE context)."""
+    return iree_gpu.MMAAttr.get(iree_gpu.MMAIntrinsic[name])
 
 
 def _intrinsic(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:
@@ -154,41 +220,39 @@ def _intrinsic(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[
     current = _intrinsic_of(config)
     subgroup = lists.get("subgroup", [])
     axes = [i for i, t in enumerate(subgroup) if t > 0]
-    if current is None or len(axes) != 2:
-        return
-    name, shape = current
-    parts = _INTRINSIC_SHAPE.match(name)
-    assert parts is not None
-    if parts[1] not in _SHAPES:
+    if current is None or len(axes) != 2 or current.family is None:
         return  # AMD's: its other intrinsics of the same types differ in K
-    for family, other in _SHAPES.items():
-        if family == parts[1]:
+    for other in _intrinsics():
+        if other.family in (None, current.family) or other.types != current.types:
             continue
         new_subgroup = list(subgroup)
-        for axis, old, new in zip(axes, shape[:2], other[:2], strict=True):
+        for axis, old, new in zip(axes, current.shape[:2], other.shape[:2], strict=True):
             elements = subgroup[axis] * old
             if elements % new:
                 break
             new_subgroup[axis] = elements // new
         else:
-            if other[2] != shape[2]:
+            if other.shape[2] != current.shape[2]:
                 continue  # the reduction tile counts intrinsics: keep K
-            kind = f"{family}_{parts[2]}_{other[0]}x{other[1]}x{other[2]}_{parts[6]}"
             text = with_lists(config.lowering_config, {"subgroup": new_subgroup})
-            text = text.replace(f"mma_layout<{name}>", f"mma_layout<{kind}>")
-            short = "mma" if family == "NV_MMA_SYNC" else "wmma"
-            yield GpuCandidate(short, text, config.translation_info)
+            with iree_context():
+                entries = _lowering_entries(text)
+                entries["mma_kind"] = _mma(other.name)
+                text = _lowering_config(entries)
+            yield GpuCandidate(_NVIDIA_FAMILIES[other.family], text, config.translation_info)  # type: ignore[index]
 
 
 def _threads_per_workgroup(translation_info: str) -> int | None:
-    found = WORKGROUP_SIZE.search(translation_info)
-    if found is None or (found[2], found[3]) != ("1", "1"):
+    with iree_context():
+        size = list(_translation_info(translation_info).workgroup_size)
+    if len(size) != 3 or size[1:] != [1, 1]:
         return None
-    return int(found[1])
+    return size[0]
 
 
 def _with_threads(translation_info: str, threads: int) -> str:
-    return WORKGROUP_SIZE.sub(f"workgroup_size = [{threads}, 1, 1]", translation_info, count=1)
+    with iree_context():
+        return _with_translation(_translation_info(translation_info), [threads, 1, 1])
 
 
 def _subgroups(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[GpuCandidate]:
@@ -197,13 +261,13 @@ def _subgroups(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[
     the subgroups), halved alone (twice as many), `workgroup_size` following."""
     current = _intrinsic_of(config)
     threads = _threads_per_workgroup(config.translation_info)
-    found = SUBGROUP_SIZE.search(config.translation_info)
+    with iree_context():
+        width = _translation_info(config.translation_info).subgroup_size
     workgroup, subgroup = lists.get("workgroup", []), lists.get("subgroup", [])
     axes = [i for i, t in enumerate(subgroup) if t > 0]
-    if current is None or threads is None or found is None or len(axes) != 2:
+    if current is None or threads is None or not width or len(axes) != 2:
         return
-    width = int(found[1])
-    intrinsic = dict(zip(axes, current[1][:2], strict=True))
+    intrinsic = dict(zip(axes, current.shape[:2], strict=True))
     for axis in axes:
         for grow_workgroup, factor in ((True, 2), (False, 2), (False, 0.5)):
             new_subgroup, new_workgroup = list(subgroup), list(workgroup)
@@ -231,16 +295,36 @@ def _subgroups(config: DispatchConfig, lists: dict[str, list[int]]) -> Iterator[
 
 def _stages(config: DispatchConfig) -> Iterator[GpuCandidate]:
     """Shared-memory loads pipelined deeper or not at all."""
-    found = _STAGES.search(config.translation_info)
-    if found is None:
-        return
-    for stages in sorted({0, int(found[1]) + 1} - {int(found[1])}):
-        text = _STAGES.sub(f"prefetch_num_stages = {stages}", config.translation_info, count=1)
+    with iree_context():
+        info = _translation_info(config.translation_info)
+        if info.configuration is None:
+            return
+        entries = {named.name: named.attr for named in ir.DictAttr(info.configuration)}
+        options = entries.get(_OPTIONS)
+        if options is None or not iree_gpu.PipelineOptionsAttr.isinstance(options):
+            return
+        options = iree_gpu.PipelineOptionsAttr(options)
+        current = options.prefetch_num_stages
+        if current is None:
+            return
+        texts = []
+        for stages in sorted({0, current + 1} - {current}):
+            entries[_OPTIONS] = iree_gpu.PipelineOptionsAttr.get(
+                stages,
+                options.no_reduce_shared_memory_bank_conflicts,
+                options.use_igemm_convolution,
+                options.reorder_workgroups_strategy,
+            )
+            texts.append((stages, _with_translation(info, configuration=ir.DictAttr.get(entries))))
+    for stages, text in texts:
         yield GpuCandidate(f"p{stages}", config.lowering_config, text)
 
 
 def _staging(config: DispatchConfig) -> Iterator[GpuCandidate]:
     """The operands read from global memory directly, not staged in shared memory."""
-    if _PROMOTE.search(config.lowering_config):
-        text = _PROMOTE.sub("", config.lowering_config, count=1)
-        yield GpuCandidate("direct", text, config.translation_info)
+    with iree_context():
+        entries = _lowering_entries(config.lowering_config)
+        if entries.pop("promote_operands", None) is None:
+            return
+        text = _lowering_config(entries)
+    yield GpuCandidate("direct", text, config.translation_info)
