@@ -12,7 +12,6 @@ MOST_LINES = 80
 
 LONGER = {
     "lowering/exploration.py:explore",
-    "lowering/triton/emit.py:entry",
 }
 """The product's functions over `MOST_LINES` lines, each to be split into its steps."""
 

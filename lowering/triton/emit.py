@@ -266,20 +266,27 @@ class _Module:
         return f"    autotune.group @{self.spec.name} variants([{names}]){attrs}"
 
     def entry(self) -> list[str]:
-        ind = " " * 4
-        dims_of: dict[str, tuple[Arg, int]] = {}
-        for a in self.inputs:
-            for axis, d in enumerate(a.shape):
-                if isinstance(d, str):
-                    dims_of.setdefault(d, (a, axis))
-        ssa = _Ssa(ind, {}, reserved=[*(a.name for a in self.inputs), *self.dims])
+        """The entry function: the inputs' dimensions found (and checked to agree), the
+        requirements asserted, the scalars cast to i32, then the group dispatched."""
+        ssa = _Ssa(" " * 4, {}, reserved=[*(a.name for a in self.inputs), *self.dims])
         taken = {a.name for a in self.inputs}
         clash = taken & set(self.dims)
         if clash:
             raise TritonImportError(
                 f"{', '.join(sorted(clash))} names both a dimension and an argument"
             )
-        # Dimensions: from the first input that has each; the others must agree.
+        self._define_dims(ssa)
+        self._assert_requirements(ssa)
+        scalars = self._i32_scalars(ssa)
+        return self._entry_function(ssa.lines, scalars)
+
+    def _define_dims(self, ssa: _Ssa) -> None:
+        """Each dimension from the first input that has it; the others asserted to agree."""
+        dims_of: dict[str, tuple[Arg, int]] = {}
+        for a in self.inputs:
+            for axis, d in enumerate(a.shape):
+                if isinstance(d, str):
+                    dims_of.setdefault(d, (a, axis))
         for a in self.inputs:
             for axis, d in enumerate(a.shape):
                 if not isinstance(d, str):
@@ -292,9 +299,12 @@ class _Module:
                 value = ssa.raw(dim, "d")
                 ok = ssa.op(f"arith.cmpi eq, {value}, %{d}", "index", "ok")
                 ssa.lines.append(
-                    f'{ind}cf.assert {ok}, "{a.name} dimension {axis} must equal {d} '
+                    f'{ssa.indent}cf.assert {ok}, "{a.name} dimension {axis} must equal {d} '
                     f'({first.name} dimension {first_axis})"'
                 )
+
+    def _assert_requirements(self, ssa: _Ssa) -> None:
+        """An assert of each requirement, which must read the same under every config."""
         for r in self.spec.require:
             values = {k: v for k, v in self.spec.constexprs.items() if k in r.names()}
             per_config = {
@@ -313,7 +323,10 @@ class _Module:
                 )
             expr = Expr(per_config.pop())
             ok = ssa.expr(expr)
-            ssa.lines.append(f'{ind}cf.assert {ok}, "requires {expr}"')
+            ssa.lines.append(f'{ssa.indent}cf.assert {ok}, "requires {expr}"')
+
+    def _i32_scalars(self, ssa: _Ssa) -> list[str]:
+        """The scalar operands as i32 values, each one not constant asserted to fit."""
         scalars = []
         limit = ssa.const(2**31 - 1)
         checked: set[str] = set()
@@ -322,8 +335,16 @@ class _Module:
             if s.expr.constant() is None and value not in checked:  # type: ignore[union-attr]
                 checked.add(value)
                 ok = ssa.op(f"arith.cmpi ule, {value}, {limit}", "index", "ok")
-                ssa.lines.append(f'{ind}cf.assert {ok}, "{s.expr} must fit in i32 ({s.name})"')
+                ssa.lines.append(
+                    f'{ssa.indent}cf.assert {ok}, "{s.expr} must fit in i32 ({s.name})"'
+                )
             scalars.append(ssa.raw(f"arith.index_cast {value} : index to i32", s.name + "_"))
+        return scalars
+
+    def _entry_function(self, body: Sequence[str], scalars: Sequence[str]) -> list[str]:
+        """The `util.func` of the entry: `body` (its sizes and checks), then the dispatch of
+        the group on the inputs and the i32 `scalars`, returning the outputs."""
+        ind = " " * 4
         operand_types = [self._typed(a) for a in self.inputs] + ["i32"] * len(self.scalars)
         result_types = [self._typed(a) for a in self.outputs]
         results = ", ".join(result_types)
@@ -344,7 +365,7 @@ class _Module:
             f"{', '.join(a.name for a in self.outputs)}: the tensors of the kernel's pointers.",
             f"  util.func public @{self.spec.entry_name}({signature}) -> "
             f"{out_types if len(self.outputs) == 1 else '(' + out_types + ')'} {{",
-            *ssa.lines,
+            *body,
             f"{ind}{names if len(self.outputs) == 1 else names} = flow.dispatch "
             f"@{self.exe_name()}::@{self.spec.name}[{workload}]({operands}) : "
             f"({', '.join(operand_types)}) -> {results}",
