@@ -12,7 +12,10 @@ for other ops `transform.iree.match.cast_compatible_dag_from_root` with the op i
 Before a spec is written, IREE itself is asked where each matcher hits (`matcher_hits`: a
 probe spec whose actions only mark the ops they match): a matcher that would configure
 another dispatch than its own, one the spec is to leave or configure otherwise, is
-refused with both named, and one that hits nothing is refused too.
+refused with both named (the spec leaves both at IREE's configuration and carries the
+others: two identical matmuls of a transformer layer, the query's and the key's
+projections, kept different candidates on timings within the noise), and one that hits
+nothing is refused too.
 """
 
 from __future__ import annotations
@@ -334,11 +337,11 @@ def spec_matchers(
     """The matchers of the dispatches in `chosen` (export -> `compilation_info`), each checked
     against IREE's own matching of the flow-phase module built with `flags`: it hits its
     dispatch's configured root op, and no op of another dispatch that the spec is to leave
-    or configure otherwise (else refused, naming both). Also what cannot be matched, in
-    words: a dispatch without a root op IREE configures, one whose sizes no matcher pins,
-    and one whose configured op IREE's matching does not see (such as a convolution whose
-    batch of 1 the flow phase folded away and IREE's code generation gives back after the
-    spec is applied)."""
+    or configure otherwise (else refused, naming both, and left out). Also what cannot be
+    matched, in words: a dispatch without a root op IREE configures, one whose sizes no
+    matcher pins, and one whose configured op IREE's matching does not see (such as a
+    convolution whose batch of 1 the flow phase folded away and IREE's code generation
+    gives back after the spec is applied)."""
     left: list[str] = []
     with iree_context():
         _, roots = configured_ops(flow_text, target, arch, flags)
@@ -353,15 +356,14 @@ def spec_matchers(
     found = matcher_hits(flow_text, target, arch, flags, matchers)
     usable: list[Matcher] = []
     for matcher, hits in zip(matchers, found, strict=True):
-        for hit in hits:
-            why = _conflict(matcher.export, hit, chosen)
-            if why is not None:
-                raise DiagnosticError(
-                    f"cannot write a tuning spec: the matcher of {matcher.export} would also "
-                    f"configure {why}; no matcher tells the two apart (the same root op, "
-                    "its sizes and types)"
-                )
-        if Hit(matcher.export, True) in hits:
+        conflicts = [why for hit in hits if (why := _conflict(matcher.export, hit, chosen))]
+        if conflicts:
+            left.append(
+                f"{matcher.export}: its matcher would also configure {conflicts[0]}; no "
+                "matcher tells the two apart (the same root op, its sizes and types), so the "
+                "spec leaves it at IREE's configuration"
+            )
+        elif Hit(matcher.export, True) in hits:
             usable.append(matcher)
         else:
             left.append(
@@ -395,8 +397,13 @@ def build_spec(
     """The tuning spec that gives each dispatch of `chosen` its `compilation_info` and leaves
     every other dispatch of the flow-phase module (built with `flags`) as IREE configures
     it, checked by applying it (each configured root op has the chosen `lowering_config`);
-    and the dispatches of `chosen` it cannot carry, with why (also in its header)."""
+    and the dispatches of `chosen` it cannot carry, with why (also in its header). A spec
+    that would carry none is refused, with why."""
     matchers, left = spec_matchers(flow_text, target, arch, flags, chosen)
+    if not matchers:
+        raise DiagnosticError(
+            "a tuning spec would carry no dispatch: " + "; ".join(left or ["none is tuned"])
+        )
     if left:
         header = [*header, "Not carried by this spec:", *(f"  {line}" for line in left)]
     text = spec_text([(m, chosen[m.export]) for m in matchers], header)

@@ -110,19 +110,52 @@ TWINS = """func.func @twins(%x: tensor<16x64xf32>, %w1: tensor<64x32xf32>, %w2: 
 """
 
 
-def test_a_matcher_that_would_configure_two_dispatches_is_refused():
-    flow = flow_phase(TWINS, "llvm-cpu", None, "twins.mlir")
-    configs = default_configs(flow)
-    first, second = sorted(e for e in configs if "matmul" in e)
-    other = candidates(configs[first], 2)[1].compilation_info
-    assert other is not None
-    with pytest.raises(DiagnosticError) as caught:
-        build_spec(flow, "llvm-cpu", None, [], {first: other})
-    assert str(caught.value) == (
-        f"error: cannot write a tuning spec: the matcher of {first} would also configure "
-        f"{second}, which keeps IREE's own configuration; no matcher tells the two apart "
-        "(the same root op, its sizes and types)"
+# TWINS and a third matmul, of other sizes, over the first one's result.
+TRIPLETS = (
+    TWINS.replace("%w2: tensor<64x32xf32>)", "%w2: tensor<64x32xf32>, %w3: tensor<32x8xf32>)")
+    .replace(
+        "-> (tensor<16x32xf32>, tensor<16x32xf32>) {",
+        "-> (tensor<16x8xf32>, tensor<16x32xf32>) {",
     )
+    .replace(
+        "  return %r, %n : tensor<16x32xf32>, tensor<16x32xf32>",
+        "  %e3 = tensor.empty() : tensor<16x8xf32>\n"
+        "  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<16x8xf32>) -> tensor<16x8xf32>\n"
+        "  %m3 = linalg.matmul ins(%r, %w3 : tensor<16x32xf32>, tensor<32x8xf32>) "
+        "outs(%f3 : tensor<16x8xf32>) -> tensor<16x8xf32>\n"
+        "  return %m3, %n : tensor<16x8xf32>, tensor<16x32xf32>",
+    )
+)
+
+
+def test_a_matcher_that_would_configure_two_dispatches_is_refused(tmp_path):
+    """One of two matmuls no matcher tells apart is given another configuration: its
+    matcher is refused, naming both, and the spec leaves both at IREE's configuration; it
+    still carries the third matmul's. A spec that would carry nothing is refused."""
+    flow = flow_phase(TRIPLETS, "llvm-cpu", None, "triplets.mlir")
+    configs = default_configs(flow)
+    matmuls = sorted(e for e in configs if "matmul" in e)
+    (third,) = [e for e in matmuls if "16x8x32" in e]
+    first, second = [e for e in matmuls if e != third]
+    other, changed = (candidates(configs[e], 2)[1].compilation_info for e in (first, third))
+    assert other is not None and changed is not None
+    text, left = build_spec(flow, "llvm-cpu", None, [], {first: other, third: changed})
+    assert left == [
+        f"{first}: its matcher would also configure {second}, which keeps IREE's own "
+        "configuration; no matcher tells the two apart (the same root op, its sizes and "
+        "types), so the spec leaves it at IREE's configuration"
+    ]
+    assert text.count("transform.iree.match.contraction") == 1
+    path = tmp_path / "spec.mlir"
+    path.write_text(text)
+    applied = configurations(TRIPLETS, [f"{SPEC_FLAG}={path}"])
+    assert applied[first] == configs[first].lowering_config
+    assert applied[second] == configs[second].lowering_config
+    assert applied[third] != configs[third].lowering_config
+    with iree_context():
+        assert f"lowering_config = {applied[third]}" in str(ir.Attribute.parse(changed))
+    with pytest.raises(DiagnosticError, match=f"would carry no dispatch: {first}: its matcher"):
+        build_spec(flow, "llvm-cpu", None, [], {first: other})
     # both given the same configuration: one matcher serves both
     text, left = build_spec(flow, "llvm-cpu", None, [], {first: other, second: other})
     assert left == [] and text.count("transform.iree.match.contraction") == 2
