@@ -177,3 +177,10 @@ def test_a_parameter_added_to_the_declaration_alone_reaches_every_layer():
     assert out["metadata"] == {"patience": 5}
     assert out["rule"] == 5
     assert out["load"] == 7
+
+
+def test_a_group_argument_that_is_no_declared_parameter_is_refused_by_name():
+    with pytest.raises(
+        TypeError, match="unexpected keyword argument 'min_sample'; the stop rule's"
+    ):
+        GroupOp("f", ["f1", "f2"], min_sample=3)
