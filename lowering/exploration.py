@@ -4,6 +4,7 @@ functions of a site."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -146,6 +147,20 @@ def outlined_function(
     return name
 
 
+@dataclass(frozen=True)
+class _Probe:
+    """What the steps of one exploring call share: the group's id, the site's key, the
+    variant the host chose, whether the call explores (times the variant) and validates
+    (checks its results), and when its clock started (0 where it does not explore)."""
+
+    gid: SSAValue
+    key: list[SSAValue]
+    variant: SSAValue
+    exploring: SSAValue
+    validating: SSAValue
+    t0: SSAValue
+
+
 def explore(
     state: LoweringState,
     em: Emitter,
@@ -153,11 +168,31 @@ def explore(
     key: list[SSAValue],
     stores: list[CommittedChoice],
 ) -> list[SSAValue]:
-    group = site.group
-    arity = len(key)
-    gid = em.i64(group.gid)
-    i1 = IntegerType(1)
-    variant, committed, check = state.host(em, interface.select(arity), [gid, *key])
+    """The body of a site's exploration function: the host's choice for `key` (stored in
+    each of `stores` once committed), run and timed while exploring, its results checked
+    against the reference's while it is unvalidated."""
+    gid = em.i64(site.group.gid)
+    variant, exploring, validating = _ask_host(state, em, gid, key, stores)
+    t0 = _start_clock(state, em, site, exploring)
+    probe = _Probe(gid, key, variant, exploring, validating, t0)
+    if not result_tensors(site):
+        return _timed_run(state, em, site, probe)  # tensor-less: the explored run is the only run
+    if any(t >= 0 for t in tied(site)):
+        return _in_place_run(state, em, site, probe)
+    return _validated_run(state, em, site, probe)
+
+
+def _ask_host(
+    state: LoweringState,
+    em: Emitter,
+    gid: SSAValue,
+    key: list[SSAValue],
+    stores: list[CommittedChoice],
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """The variant the host chooses for `key`, whether the call explores (the host has
+    not committed; once it has, the choice is stored in each of `stores`) and whether it
+    validates (the host asks for a check while exploring)."""
+    variant, committed, check = state.host(em, interface.select(len(key)), [gid, *key])
     done = em.cmp("ne", committed, em.i32(0))
 
     def commit(c: Emitter) -> list[SSAValue]:
@@ -166,65 +201,83 @@ def explore(
         return []
 
     em.if_(done, [], commit)
-    explore = em.binary(arith.XOrIOp, done, em.const(1, i1))
-    validate = em.binary(arith.AndIOp, explore, em.cmp("ne", check, em.i32(0)))
-    tensors = list(dict.fromkeys(a for a in site.op.operands if isinstance(a.type, TensorType)))
-    types = [r.type for r in site.op.results]
+    exploring = em.binary(arith.XOrIOp, done, em.const(1, IntegerType(1)))
+    validating = em.binary(arith.AndIOp, exploring, em.cmp("ne", check, em.i32(0)))
+    return variant, exploring, validating
 
-    # What follows a wait reads the tensors the wait returns, never the ones it was given:
-    # IREE orders a use of those after the barrier by copying them first, and the copy
-    # of the operands fell inside the timed run (a 4 MiB operand: 1.5 ms timed against
-    # 0.2 ms for the variant's own call).
+
+def _start_clock(state: LoweringState, em: Emitter, site: Site, exploring: SSAValue) -> SSAValue:
+    """The time the run starts at while exploring (0 otherwise), taken once the site's
+    tensor operands are ready.
+
+    What follows a wait reads the tensors the wait returns, never the ones it was given
+    (the site's operands are replaced): IREE orders a use of those after the barrier by
+    copying them first, and the copy of the operands fell inside the timed run (a 4 MiB
+    operand: 1.5 ms timed against 0.2 ms for the variant's own call)."""
+    tensors = list(dict.fromkeys(a for a in site.op.operands if isinstance(a.type, TensorType)))
+
     def start_clock(e: Emitter) -> list[SSAValue]:
         ready = e.wait_for(tensors)
         return [*state.host(e, interface.now_ns(), []), *ready]
 
     t0, *ready = em.if_(
-        explore,
+        exploring,
         [i64, *(t.type for t in tensors)],
         start_clock,
         lambda e: [e.i64(0), *tensors],
     )
     waited = dict(zip(tensors, ready, strict=True))
     site.op.operands = [waited.get(o, o) for o in site.op.operands]
+    return t0
+
+
+def _timed_run(state: LoweringState, e: Emitter, site: Site, probe: _Probe) -> list[SSAValue]:
+    """The variant, timed while exploring: its results waited for, and the time since
+    `probe.t0` recorded by the host."""
+    types = [r.type for r in site.op.results]
+    chosen = chain(e, probe.variant, site)
+
+    def stop_clock(f: Emitter) -> list[SSAValue]:
+        indices = [i for i, r in enumerate(chosen) if isinstance(r.type, TensorType)]
+        ready = dict(zip(indices, f.wait_for([chosen[i] for i in indices]), strict=True))
+        (t1,) = state.host(f, interface.now_ns(), [])
+        elapsed = f.binary(arith.SubiOp, t1, probe.t0)
+        record = interface.record(len(probe.key))
+        state.host(f, record, [probe.gid, probe.variant, elapsed, *probe.key])
+        return [ready.get(i, r) for i, r in enumerate(chosen)]
+
+    return e.if_(probe.exploring, types, stop_clock, lambda f: chosen)
+
+
+def _in_place_run(state: LoweringState, em: Emitter, site: Site, probe: _Probe) -> list[SSAValue]:
+    """A site that writes into an operand: the explored run is the only run.
+
+    Its result is its operand's buffer, which the function returns as its own argument;
+    IREE 3.13's IPO replaces such a pass-through result at the call with the value passed
+    in, and where the result's size is dynamic it left the caller's branch yielding a value
+    that no longer exists ("operation's operand is unlinked", or a crash): MobileNetV2 with
+    a dynamic batch, whose convolutions write into their padded successors' input. Through
+    a barrier such a result is the function's own. Not where every size is static: there
+    IPO's replacement is sound, and a barrier would hide from IREE that the caller's
+    branches yield one buffer (MobileNetV2 at batch 1: 55 of its function's command
+    buffers then recorded on every call, against one)."""
+    results = _timed_run(state, em, site, probe)
+    if any(isinstance(r.type, TensorType) and not r.type.has_static_shape() for r in results):
+        return hidden_from_folding(em, results)
+    return results
+
+
+def _validated_run(state: LoweringState, em: Emitter, site: Site, probe: _Probe) -> list[SSAValue]:
+    """While a variant is unvalidated (always while exploring), its result is checked
+    against the reference's on the same inputs, and the caller gets the reference's."""
+    types = [r.type for r in site.op.results]
+
+    def checked(e: Emitter, results: list[SSAValue]) -> list[SSAValue]:
+        callee = validation_function(state, site, len(probe.key))
+        return e.call(callee, [probe.variant, *probe.key, *site.op.operands, *results], types)
 
     def timed_run(e: Emitter) -> list[SSAValue]:
-        """The variant, timed while exploring."""
-        chosen = chain(e, variant, site)
-
-        def stop_clock(f: Emitter) -> list[SSAValue]:
-            indices = [i for i, r in enumerate(chosen) if isinstance(r.type, TensorType)]
-            ready = dict(zip(indices, f.wait_for([chosen[i] for i in indices]), strict=True))
-            (t1,) = state.host(f, interface.now_ns(), [])
-            elapsed = f.binary(arith.SubiOp, t1, t0)
-            state.host(f, interface.record(arity), [gid, variant, elapsed, *key])
-            return [ready.get(i, r) for i, r in enumerate(chosen)]
-
-        return e.if_(explore, types, stop_clock, lambda f: chosen)
-
-    if not result_tensors(site):
-        return timed_run(em)  # tensor-less: the explored run is the only run
-    if any(t >= 0 for t in tied(site)):
-        # In place: the explored run is the only run. Its result is its operand's buffer,
-        # which the function returns as its own argument; IREE 3.13's IPO replaces such a
-        # pass-through result at the call with the value passed in, and where the result's
-        # size is dynamic it left the caller's branch yielding a value that no longer
-        # exists ("operation's operand is unlinked", or a crash): MobileNetV2 with a
-        # dynamic batch, whose convolutions write into their padded successors' input.
-        # Through a barrier such a result is the function's own. Not where every size is
-        # static: there IPO's replacement is sound, and a barrier would hide from IREE
-        # that the caller's branches yield one buffer (MobileNetV2 at batch 1: 55 of its
-        # function's command buffers then recorded on every call, against one).
-        results = timed_run(em)
-        if any(isinstance(r.type, TensorType) and not r.type.has_static_shape() for r in results):
-            return hidden_from_folding(em, results)
-        return results
-
-    # While a variant is unvalidated (always while exploring), its result is checked
-    # against the reference's on the same inputs, and the caller gets the reference's.
-    def checked(e: Emitter, results: list[SSAValue]) -> list[SSAValue]:
-        callee = validation_function(state, site, arity)
-        return e.call(callee, [variant, *key, *site.op.operands, *results], types)
+        return _timed_run(state, e, site, probe)
 
     if len(result_tensors(site)) == 1:
         # Each branch runs the variant itself. A branch that yielded results made before
@@ -233,7 +286,7 @@ def explore(
         # command buffers, which then captured a size it could not prove constant, were
         # recorded on every call instead of replayed (an 8-group chain: 1 replayed and 7
         # recorded, against 8 replayed so).
-        return em.if_(validate, types, lambda e: checked(e, timed_run(e)), timed_run)
+        return em.if_(probe.validating, types, lambda e: checked(e, timed_run(e)), timed_run)
 
     # Several results: IREE packs them into one buffer, which the exploration function
     # then returns once for all of them, and the caller's branch passes that one value
@@ -243,7 +296,7 @@ def explore(
     # Through the barrier each result is returned as a value of its own.
     results = timed_run(em)
     return em.if_(
-        validate,
+        probe.validating,
         types,
         lambda e: checked(e, results),
         lambda e: hidden_from_folding(e, results),

@@ -10,10 +10,9 @@ from test_imports import PACKAGES, ROOT
 
 MOST_LINES = 80
 
-LONGER = {
-    "lowering/exploration.py:explore",
-}
-"""The product's functions over `MOST_LINES` lines, each to be split into its steps."""
+LONGER: set[str] = set()
+"""The product's functions over `MOST_LINES` lines, each to be split into its steps (none
+left: a function that grows past the limit fails the test)."""
 
 
 def long_functions() -> dict[str, int]:
