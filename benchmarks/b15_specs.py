@@ -25,7 +25,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from iree.compiler import ir
+
 from autotune_bridge import parse_module
+from autotune_contracts.errors import DiagnosticError
+from autotune_dialect.iree_ir import iree_context
 from autotune_model import TuneOptions, tune_model
 from autotune_model.flow_builds import FROM_FLOW
 from autotune_model.measure import (
@@ -38,8 +42,8 @@ from autotune_model.measure import (
 from autotune_model.tuning_setup import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
 from benchmarks.models import real_model
-from lowering.dispatch_configs import default_configs
-from lowering.driver import SPEC_FLAG, compile_lowered
+from lowering.dispatch_configs import configured_root
+from lowering.driver import SPEC_FLAG, compile_lowered, run_iree_compile, target_flags
 
 TITLE = "tuning specs on the corpus"
 MEANING = (
@@ -64,8 +68,28 @@ LOADS, BUDGET_S = 3, 4.5
 
 
 def _configurations(text: str, flags: list[str]) -> dict[str, str]:
-    """Each dispatch function's `lowering_config` where IREE configures `text`."""
-    return {name: c.lowering_config for name, c in default_configs(text, extra_flags=flags).items()}
+    """Each dispatch function's configured root op's `lowering_config`, where the stock
+    iree-compile builds `text` (a model as written, or with `FROM_FLOW` a flow-phase
+    module) with `flags` to `--compile-to=executable-configurations`."""
+    command = [*target_flags("llvm-cpu"), *flags, "--compile-to=executable-configurations"]
+    code, out, log = run_iree_compile(text, command)
+    if code != 0:
+        raise RuntimeError(f"iree-compile failed ({code}): {log[-2000:]}")
+    found: dict[str, str] = {}
+    with iree_context():
+        module = ir.Module.parse(out.decode())
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "func.func" and "translation_info" in op.attributes:
+                root = configured_root(op)
+                if root is not None:
+                    name = ir.StringAttr(op.attributes["sym_name"]).value
+                    found[name] = str(root.attributes["lowering_config"])
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 def _tuned_dispatches(report) -> dict[str, str]:
@@ -128,7 +152,13 @@ def _one(name: str, candidates: int, scratch: Path) -> dict:
 def run(settings: Settings) -> CaseResult:
     names = MODELS[:1] if settings.quick else MODELS
     candidates = 2 if settings.quick else 4
-    rows = [_one(name, candidates, settings.scratch) for name in names]
+    rows = []
+    for name in names:
+        try:
+            rows.append(_one(name, candidates, settings.scratch))
+        except (DiagnosticError, RuntimeError) as err:  # (the row says what failed)
+            print(f"  B15 {name:>18}: failed: {err}", flush=True)
+            rows.append({"model": name, "tuning_s": 0.0, "no_spec": [f"failed: {err}"]})
     timed = [r["ratio"] for r in rows if "ratio" in r]
     ratio = geomean(timed) if timed else float("inf")
     detail = {
