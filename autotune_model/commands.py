@@ -40,6 +40,14 @@ def _positive(text: str) -> int:
     return value
 
 
+def _shapes(text: str) -> tuple[str, ...]:
+    """`--also-at`'s shapes: one per argument, joined by commas."""
+    shapes = tuple(s.strip() for s in text.split(","))
+    if not all(shapes):
+        raise argparse.ArgumentTypeError(f"'{text}' is not shapes joined by commas")
+    return shapes
+
+
 def _non_negative(text: str) -> float:
     try:
         value = float(text)
@@ -117,8 +125,14 @@ def _checked_input(args: argparse.Namespace, report: str) -> str:
     found fit (`report`: where the report goes)."""
     from autotune_model.measure import parse_shape
 
-    for shape in args.input_shape or []:
+    for shape in [*(args.input_shape or []), *(s for at in args.also_at for s in at)]:
         parse_shape(shape)  # refused before any work; its element type is checked later
+    for at in args.also_at:
+        if len(at) != len(args.input_shape or []):
+            raise DiagnosticError(
+                f"--also-at {','.join(at)}: {len(at)} shapes, but --input gave "
+                f"{len(args.input_shape or [])}: one shape per argument, in the same order"
+            )
     outputs = [("-o", args.output), ("--report", report)]
     outputs += [("--spec-out", args.spec_out)] if args.spec_out else []
     refuse_overwrite(
@@ -150,8 +164,9 @@ def _tune_options(args: argparse.Namespace) -> TuneOptions:
         arch=args.arch,
         function=args.function,
         input_shapes=tuple(args.input_shape) if args.input_shape else None,
-        policy=Policy.STATIC if args.freeze else args.policy,
-        freeze=args.freeze,
+        also_at=tuple(args.also_at),
+        policy=Policy.STATIC if args.freeze or args.also_at else args.policy,
+        freeze=args.freeze or bool(args.also_at),
         cache=args.cache,
         top_k=args.top_k,
         candidates=args.candidates,
@@ -169,6 +184,8 @@ def _tune_options(args: argparse.Namespace) -> TuneOptions:
         spec_out=bool(args.spec_out),
         compile_args=compile_args,
     )
+    if args.cache and args.also_at:
+        raise DiagnosticError("--also-at tunes at each size itself; it takes no --cache")
     if args.cache and not args.freeze:
         raise DiagnosticError("--cache names the decisions to freeze; it needs --freeze")
     planned_threads(options, tuning_device(options))  # refused before any work
@@ -259,6 +276,16 @@ def _add_model_options(tune: argparse.ArgumentParser) -> None:
         metavar="SHAPE",
         help="example shape of an argument, as 40x256xf32 (one per argument; needed "
         "when the model takes dynamic sizes)",
+    )
+    tune.add_argument(
+        "--also-at",
+        type=_shapes,
+        action="append",
+        default=[],
+        metavar="SHAPE,SHAPE...",
+        help="more sizes to tune a dynamic model at: one shape per argument, as --input gives "
+        "them, joined by commas (repeat for more sizes); the module is frozen and runs at "
+        "each size the variants that won there",
     )
 
 

@@ -101,3 +101,21 @@ def take_cached(
             f"{len(decisions) - named} decision(s) of the tuning cache {cache} name no tuned "
             "dispatch of this model and are not used"
         )
+
+
+def report_decisions(report: TuneReport, at_sizes: bool = False) -> list[dict]:
+    """What each dispatch of a tune-model `report` runs, as tuning-cache decisions: its
+    frozen choices (a `static` module's; those of this run's tuning for the sizes it was
+    tuned at where `at_sizes`, else for every size), else the fastest variant kept; none
+    for a dispatch left at IREE's own configuration."""
+    decisions = []
+    for dispatch in report.dispatches:
+        group = f"{dispatch.export}__tuned"
+        chosen = [(f.variant, f.workload) for f in dispatch.frozen]
+        if not chosen and dispatch.kept and dispatch.best is not None:
+            chosen = [(dispatch.best.name, None)]
+        for name, workload in chosen:
+            variant = dispatch.export if name == DEFAULT.name else f"{dispatch.export}__{name}"
+            sized = dispatch.workload if at_sizes and workload is None else workload
+            decisions.append({"group": group, "variant": variant, "workload": list(sized or [])})
+    return decisions

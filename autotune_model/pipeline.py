@@ -19,11 +19,15 @@ options, where a module built with other options lost to the stock build or may.
 
 from __future__ import annotations
 
+import json
+import tempfile
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError
-from autotune_model.base_builds import STOCK
+from autotune_contracts.policy import Policy
+from autotune_model.base_builds import IREE_THREADS, STOCK
 from autotune_model.bench import (
     BenchmarkJob,
     Compiled,
@@ -33,7 +37,9 @@ from autotune_model.bench import (
     compile_candidate,
 )
 from autotune_model.executors import Executor, LocalExecutor
+from autotune_model.freeze import report_decisions
 from autotune_model.progress import NoProgress, Progress, TerminalProgress, watched
+from autotune_model.report import TUNING
 from autotune_model.steadiness import watch_machine
 from autotune_model.tunable import TuneOptions
 from autotune_model.tuning_pass import TunedModel, Verdict, faster_of_both, tuning_pass
@@ -73,16 +79,17 @@ def tune_model(
     per core). The compile cache (`options.compile_cache`) serves the default compile job
     only: an injected one builds every candidate itself."""
     jobs = (compile_job, benchmark_job)
+    tune = tune_at_sizes if options.also_at else _tune
     with user_flags(options.compile_args):
         if progress is None and not quiet and watched():
             with TerminalProgress() as shown:
                 tuned, machine = watch_machine(
-                    lambda: _tune(model, options, filename, executor, shown, jobs)
+                    lambda: tune(model, options, filename, executor, shown, jobs)
                 )
         else:
             shown = progress or NoProgress()
             tuned, machine = watch_machine(
-                lambda: _tune(model, options, filename, executor, shown, jobs)
+                lambda: tune(model, options, filename, executor, shown, jobs)
             )
     tuned.report.machine = machine
     timing = tuned.report.timing
@@ -115,3 +122,57 @@ def _tune(
     if first.verdict is Verdict.STOCK_INSTEAD:
         return second.finish()
     return faster_of_both(first, second.finish())
+
+
+def tune_at_sizes(
+    model: str,
+    options: TuneOptions,
+    filename: str,
+    executor: Executor | None,
+    progress: Progress,
+    jobs: tuple[Callable, Callable],
+) -> TunedModel:
+    """A dynamic model tuned at each set of example shapes (`options.input_shapes`, then
+    `options.also_at`), frozen, and built once with every size's winners: each dispatch
+    runs, at each workload tuned, the variant that won there, and IREE's own elsewhere
+    (the static selector over sizes: no exploration at run time). The first size chooses
+    the build options (option set, thread count); the other sizes are tuned with them, so
+    that every run has the same dispatches."""
+    if options.input_shapes is None or options.cache is not None:
+        raise DiagnosticError(
+            f"{filename}: tuning at several sizes needs the first size's input shapes "
+            "(input_shapes) and takes no tuning cache"
+        )
+    sets = [options.input_shapes, *options.also_at]
+    one = replace(options, also_at=(), freeze=True, policy=Policy.STATIC, cache=None)
+    runs: list[TunedModel] = []
+    for shapes in sets:
+        progress.status(f"tuning at {', '.join(shapes or ())}")
+        runs.append(
+            _tune(model, replace(one, input_shapes=shapes), filename, executor, progress, jobs)
+        )
+        base = runs[0].report.base
+        one = replace(
+            one, base=base.name, threads=IREE_THREADS if base.threads is None else str(base.threads)
+        )
+    decisions = [d for run in runs for d in report_decisions(run.report, at_sizes=True)]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "sizes.json"
+        path.write_text(json.dumps({"decisions": decisions}), encoding="utf-8")
+        final = replace(one, input_shapes=sets[0], cache=str(path), spec_out=options.spec_out)
+        tuned = _tune(model, final, filename, executor, progress, jobs)
+    report = tuned.report
+    report.cache = None
+    for dispatch in report.dispatches:
+        dispatch.frozen = [replace(f, source=TUNING) for f in dispatch.frozen]
+    for run in runs:
+        report.jobs.compiled += run.report.jobs.compiled
+        report.jobs.cached += run.report.jobs.cached
+        for phase, seconds in run.report.seconds.items():
+            report.seconds[phase] = report.seconds.get(phase, 0.0) + seconds
+    shown = "; ".join(", ".join(s or ()) for s in sets)
+    report.notes.append(
+        f"tuned at {len(sets)} sizes ({shown}): each dispatch runs, at each workload tuned, "
+        "the variant that won there, and IREE's own configuration at other workloads"
+    )
+    return tuned

@@ -21,34 +21,6 @@ from autotune_contracts.policy import Policy
 from autotune_model.report import TuneReport
 
 
-def report_decisions(report: TuneReport) -> list[dict]:
-    """What each dispatch of `report` runs, as tuning-cache decisions: a `static` module's
-    frozen choices (one per workload decided), else the fastest variant kept; none for a
-    dispatch left at IREE's own configuration."""
-    decisions = []
-    for dispatch in report.dispatches:
-        group = f"{dispatch.export}__tuned"
-        if dispatch.frozen:
-            decisions += [
-                {"group": group, "variant": _variant(dispatch.export, f.variant),
-                 "workload": list(f.workload or [])}
-                for f in dispatch.frozen
-            ]  # fmt: skip
-        elif dispatch.kept and dispatch.best is not None:
-            decisions.append(
-                {"group": group, "variant": _variant(dispatch.export, dispatch.best.name),
-                 "workload": []}
-            )  # fmt: skip
-    return decisions
-
-
-def _variant(export: str, candidate: str) -> str:
-    """A group's variant name for a candidate (`freeze.chosen_candidate` reads it back)."""
-    from autotune_model.candidates import DEFAULT
-
-    return export if candidate == DEFAULT.name else f"{export}__{candidate}"
-
-
 def merged_decisions(from_report: Sequence[dict], from_cache: Sequence[dict]) -> list[dict]:
     """The report's decisions, those of each group the cache decides replaced by the
     cache's."""
@@ -70,6 +42,7 @@ def spec_from_report(
     it does not carry (the spec is None where none can be written; the notes say why)."""
     from autotune_model.base_builds import IREE_THREADS
     from autotune_model.executors import SerialExecutor
+    from autotune_model.freeze import report_decisions
     from autotune_model.progress import NoProgress
     from autotune_model.tunable import TuneOptions
     from autotune_model.tuning_pass import analyse, choose_option_set, choose_thread_count

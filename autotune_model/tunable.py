@@ -40,6 +40,9 @@ class TuneOptions:
     arch: str | None = None
     function: str | None = None
     input_shapes: tuple[InputShape, ...] | None = None
+    # more sets of example shapes (each as `input_shapes`) a dynamic model is tuned at too:
+    # the module runs each size's winners, frozen (`pipeline.tune_at_sizes`)
+    also_at: tuple[tuple[InputShape, ...], ...] = ()
     policy: str = Policy.ONLINE
     freeze: bool = False
     cache: str | None = None

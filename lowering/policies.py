@@ -32,10 +32,39 @@ class PolicyLowering:
 
 
 class StaticLowering(PolicyLowering):
-    """`static`: the site runs the chosen variant directly; no imports, no globals."""
+    """`static`: the site runs the chosen variant directly; no imports, no globals. A site
+    whose sizes are known at run time only, decided for several workloads with different
+    variants, runs the variant decided for its workload (compared at run time), and the
+    first decision's elsewhere: a table fixed at build time, with no host call."""
 
     def lower_site(self, state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
+        decisions = state.static_decisions.get(site.group.gid, [])
+        if _selects_at_run_time(site, decisions):
+            return tie_shapes(em, site, chain(em, _decided_index(em, site, decisions), site))
         return list(em.add(variant_op(site, static_choice(state, site))).results)
+
+
+def _selects_at_run_time(site: Site, decisions: list[dict]) -> bool:
+    """Whether a `static` site chooses among its decisions by its workload at run time."""
+    return (
+        site.group.op.choice is None
+        and site.static_key is None
+        and len({d["variant"] for d in decisions}) > 1
+        and all(len(d["workload"]) == len(site.key) for d in decisions)
+    )
+
+
+def _decided_index(em: Emitter, site: Site, decisions: list[dict]) -> SSAValue:
+    """The index of the variant decided for the site's workload (the first decision's
+    where none names it)."""
+    variants = site.group.variants
+    key = [em.to_i64(w) for w in site.key]
+    index = em.i32(variants.index(decisions[0]["variant"]))
+    for decision in reversed(decisions[1:]):
+        pairs = zip(key, decision["workload"], strict=True)
+        same = em.all_of([em.cmp("eq", k, em.i64(w)) for k, w in pairs])
+        index = em.select(same, em.i32(variants.index(decision["variant"])), index)
+    return index
 
 
 def static_choice(state: LoweringState, site: Site) -> str:

@@ -14,9 +14,9 @@ from small_models import MLP, fake_benchmark
 from autotune_contracts.errors import DiagnosticError
 from autotune_model import TuneOptions, tune_model
 from autotune_model.candidates import candidates
-from autotune_model.freeze import ALL_CANDIDATES
+from autotune_model.freeze import ALL_CANDIDATES, report_decisions
 from autotune_model.report import TuneReport
-from autotune_model.spec_command import report_decisions, spec_from_report
+from autotune_model.spec_command import spec_from_report
 from autotune_model.tuning_setup import flow_phase
 from lowering.dispatch_configs import default_configs
 
