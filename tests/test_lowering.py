@@ -54,8 +54,12 @@ def test_matmul_example_matches_numpy(policy, compiled):
     b = rng.standard_normal((256, 256), dtype=np.float32)
     if policy == "explicit":
         module.tune()
-    for _ in range(13):  # enough calls for online tuning to commit
+    # Online tuning commits after about 13 calls; calls held up by other processes are not
+    # samples, so on a busy machine it takes more.
+    for call in range(200):
         np.testing.assert_allclose(module.matmul(a, b), a @ b, rtol=1e-4, atol=1e-3)
+        if call >= 12 and module.settled():
+            break
     decisions = module.decisions()
     if policy == "static":
         assert decisions == {}
@@ -71,9 +75,11 @@ def test_function_group_matches_numpy(policy, compiled):
     if policy == "explicit":
         module.tune()
     x = np.arange(16, dtype=np.float32)
-    for _ in range(13):
+    for call in range(200):  # as above: until online tuning has committed
         out = module.call_f(x)
         assert tag_of(out - x) in (0, 1, 2)
+        if call >= 12 and module.settled():
+            break
     chosen = module.decisions().get(("f", ()))
     if policy == "static":
         assert tag_of(module.call_f(x) - x) == 0  # the first variant
