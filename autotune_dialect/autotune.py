@@ -552,7 +552,7 @@ class GroupOp(GroupSettingProperties):  # type: ignore[misc,valid-type]
     # --- notebooks ------------------------------------------------------------------
 
     def _repr_markdown_(self) -> str:
-        """A group in a notebook, as `autotune_dialect.notebook` shows every op (a group
+        """A group in a notebook, as `autotune_bridge.notebook` shows every op (a group
         prints the same in xDSL's syntax and in IREE's)."""
         return f"```mlir\n{str(self).rstrip()}\n```"
 
