@@ -25,13 +25,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from iree.compiler import ir
-
 from autotune_bridge import parse_module
 from autotune_contracts.errors import DiagnosticError
-from autotune_dialect.iree_ir import iree_context
 from autotune_model import TuneOptions, tune_model
-from autotune_model.flow_builds import FROM_FLOW
 from autotune_model.measure import (
     check_model,
     compared,
@@ -42,8 +38,8 @@ from autotune_model.measure import (
 from autotune_model.tuning_setup import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
 from benchmarks.models import real_model
-from lowering.dispatch_configs import configured_root
-from lowering.driver import SPEC_FLAG, compile_lowered, run_iree_compile, target_flags
+from lowering.dispatch_configs import default_configs
+from lowering.driver import SPEC_FLAG, compile_lowered
 
 TITLE = "tuning specs on the corpus"
 MEANING = (
@@ -67,29 +63,11 @@ MODELS = (
 LOADS, BUDGET_S = 3, 4.5
 
 
-def _configurations(text: str, flags: list[str]) -> dict[str, str]:
-    """Each dispatch function's configured root op's `lowering_config`, where the stock
-    iree-compile builds `text` (a model as written, or with `FROM_FLOW` a flow-phase
-    module) with `flags` to `--compile-to=executable-configurations`."""
-    command = [*target_flags("llvm-cpu"), *flags, "--compile-to=executable-configurations"]
-    code, out, log = run_iree_compile(text, command)
-    if code != 0:
-        raise RuntimeError(f"iree-compile failed ({code}): {log[-2000:]}")
-    found: dict[str, str] = {}
-    with iree_context():
-        module = ir.Module.parse(out.decode())
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == "func.func" and "translation_info" in op.attributes:
-                root = configured_root(op)
-                if root is not None:
-                    name = ir.StringAttr(op.attributes["sym_name"]).value
-                    found[name] = str(root.attributes["lowering_config"])
-                return ir.WalkResult.SKIP
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
+def _configurations(text: str, flags: list[str], from_flow: bool) -> dict[str, str]:
+    """Each dispatch function's `lowering_config` where the stock iree-compile configures
+    `text` (a model as written, or a flow-phase module) built with `flags`."""
+    configs = default_configs(text, extra_flags=flags, from_flow=from_flow)
+    return {name: config.lowering_config for name, config in configs.items()}
 
 
 def _tuned_dispatches(report) -> dict[str, str]:
@@ -119,8 +97,8 @@ def _one(name: str, candidates: int, scratch: Path) -> dict:
     spec.write_text(tuned.spec)
     flags = [*input_type_flags(model.text), *tuned.report.base.flags]
     with_spec = [*flags, f"{SPEC_FLAG}={spec}"]
-    applied = _configurations(model.text, with_spec)
-    frozen = _configurations(tuned.lowered, [*flags, *FROM_FLOW])
+    applied = _configurations(model.text, with_spec, from_flow=False)
+    frozen = _configurations(tuned.lowered, flags, from_flow=True)
     runs = _tuned_dispatches(tuned.report)
     row["tuned"] = len(runs)
     row["carried"] = sorted(e for e, f in runs.items() if applied.get(e) == frozen.get(f))

@@ -218,10 +218,13 @@ def default_configs(
     target: str = "llvm-cpu",
     arch: str | None = None,
     extra_flags: Sequence[str] = (),
+    from_flow: bool = True,
 ) -> dict[str, DispatchConfig]:
     """Export name -> IREE's configuration, for every dispatch of a flow-phase module that
-    has a root op with distribution (GPU: workgroup) tiles (built with `extra_flags`)."""
-    flags = [*target_flags(target, arch), *extra_flags, "--compile-from=flow"]
+    has a root op with distribution (GPU: workgroup) tiles (built with `extra_flags`);
+    `from_flow=False`: of a model as its frontend wrote it, built from its input."""
+    flags = [*target_flags(target, arch), *extra_flags]
+    flags += ["--compile-from=flow"] if from_flow else []
     flags.append("--compile-to=executable-configurations")
     returncode, configured, log = run_iree_compile(flow_text, flags)
     if returncode != 0:

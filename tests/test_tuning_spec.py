@@ -26,8 +26,8 @@ from autotune_model.report import REFERENCE
 from autotune_model.tuning_setup import flow_phase, input_type_flags, worth_tuning
 from autotune_model.tuning_spec import SPEC_FLAG, build_spec
 from autotune_runtime.session import load
-from lowering.dispatch_configs import configured_root, default_configs
-from lowering.driver import compile_lowered, run_iree_compile, target_flags
+from lowering.dispatch_configs import default_configs
+from lowering.driver import compile_lowered
 
 FROZEN = TuneOptions(
     candidates=3, top_k=1, time_model=False, combine=False, freeze=True, spec_out=True
@@ -36,25 +36,11 @@ FROZEN = TuneOptions(
 
 def configurations(text: str, flags: list[str]) -> dict[str, str]:
     """Each function's configured root op's `lowering_config`, where the stock iree-compile
-    builds `text` with `flags` to `--compile-to=executable-configurations`."""
-    command = [*target_flags("llvm-cpu"), *flags, "--compile-to=executable-configurations"]
-    code, out, log = run_iree_compile(text, command)
-    assert code == 0, log
-    found: dict[str, str] = {}
-    with iree_context():
-        module = ir.Module.parse(out.decode())
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == "func.func" and "translation_info" in op.attributes:
-                root = configured_root(op)
-                if root is not None:
-                    name = ir.StringAttr(op.attributes["sym_name"]).value
-                    found[name] = str(root.attributes["lowering_config"])
-                return ir.WalkResult.SKIP
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
+    builds `text` (a model as written; with `FROM_FLOW` among `flags`, a flow-phase module)
+    with `flags` to `--compile-to=executable-configurations`."""
+    given = [flag for flag in flags if flag not in FROM_FLOW]
+    configs = default_configs(text, extra_flags=given, from_flow=len(given) < len(flags))
+    return {name: config.lowering_config for name, config in configs.items()}
 
 
 def test_the_spec_of_a_frozen_mlp_gives_the_stock_build_its_configurations(tmp_path):
