@@ -20,6 +20,7 @@ nothing is refused too.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -158,7 +159,31 @@ def matcher_of(export: str, op: ir.Operation) -> Matcher:
         return Matcher(export, typed)
     if any(isinstance(v.type, ir.ShapedType) and not v.type.has_static_shape for v in op.operands):
         return Matcher(export, refused="its root op has dynamic sizes, which no matcher pins")
-    return Matcher(export, _dag_matcher(op))
+    dag = _dag_matcher(op)
+    captured = _captured(dag[2])
+    if captured:
+        return Matcher(
+            export,
+            refused=f"its root op's body reads values from outside the op ({', '.join(captured)}: "
+            "a gather from a constant), which no matcher can state",
+        )
+    return Matcher(export, dag)
+
+
+_SSA_NAME = re.compile(r"%[\w$.-]+")
+_DEFINED = re.compile(r"(?m)^\s*(%[\w$.-]+)(?::\d+)?\s*=")
+_BLOCK_ARGS = re.compile(r"\^bb\d+\(([^)]*)\)")
+
+
+def _captured(text: str) -> list[str]:
+    """The SSA names an op's generic text reads that it does not define (its results, its
+    blocks' arguments, the `%inN` operands): values from outside the op, which its body
+    uses as a gather from a constant tensor does."""
+    defined = set(_DEFINED.findall(text))
+    for arguments in _BLOCK_ARGS.findall(text):
+        defined.update(_SSA_NAME.findall(arguments))
+    used = _SSA_NAME.findall(text)
+    return sorted({n for n in used if n not in defined and not re.fullmatch(r"%in\d+", n)})
 
 
 def configured_ops(

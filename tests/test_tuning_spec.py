@@ -242,3 +242,25 @@ def test_a_compile_that_applies_a_spec_runs_on_one_thread():
     assert _spec_loaded_on_one_thread(given) == [*given, SERIAL]
     assert _spec_loaded_on_one_thread([*given, SERIAL]) == [*given, SERIAL]
     assert _spec_loaded_on_one_thread(given[:1]) == given[:1]
+
+
+def test_a_root_op_whose_body_reads_values_from_outside_it_gets_no_matcher():
+    """MobileNet's depthwise weights gathered inside a `linalg.generic` body from a
+    constant tensor and index constants defined outside the op: a DAG matcher of that
+    body named values it does not declare, and IREE refused the whole probe spec (`use of
+    undeclared SSA value name`); such an op is refused with the values named, and the
+    others keep their matchers."""
+    from autotune_model.tuning_spec import _captured
+
+    body = (
+        '%r0 = "linalg.generic"(%in0, %in1) ({\n'
+        "^bb0(%a: f32, %b: f32, %o: f32):\n"
+        '  %1 = "linalg.index"() <{dim = 0 : i64}> : () -> index\n'
+        '  %2 = "arith.divsi"(%1, %202) : (index, index) -> index\n'
+        '  %3 = "tensor.extract"(%209, %2) : (tensor<1280xf32>, index) -> f32\n'
+        '  %4 = "arith.mulf"(%a, %3) : (f32, f32) -> f32\n'
+        '  "linalg.yield"(%4) : (f32) -> ()\n'
+        "}) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>"
+    )
+    assert _captured(body) == ["%202", "%209"]
+    assert _captured(body.replace("%202", "%1").replace("%209", "%in1")) == []
