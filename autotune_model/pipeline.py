@@ -134,10 +134,10 @@ def tune_at_sizes(
 ) -> TunedModel:
     """A dynamic model tuned at each set of example shapes (`options.input_shapes`, then
     `options.also_at`), frozen, and built once with every size's winners: each dispatch
-    runs, at each workload tuned, the variant that won there, and the first size's winner
-    elsewhere (the static selector over sizes: no exploration at run time). The first size chooses
-    the build options (option set, thread count); the other sizes are tuned with them, so
-    that every run has the same dispatches."""
+    runs, at each workload tuned, the variant that won there, and the nearest size's
+    winner elsewhere (the static selector over sizes: no exploration at run time). The
+    first size chooses the build options (option set, thread count); the other sizes are
+    tuned with them, so that every run has the same dispatches."""
     if options.input_shapes is None or options.cache is not None:
         raise DiagnosticError(
             f"{filename}: tuning at several sizes needs the first size's input shapes "
@@ -173,6 +173,6 @@ def tune_at_sizes(
     shown = "; ".join(", ".join(s or ()) for s in sets)
     report.notes.append(
         f"tuned at {len(sets)} sizes ({shown}): each dispatch runs, at each workload tuned, "
-        "the variant that won there, and the first size's winner at other workloads"
+        "the variant that won there, and the nearest size's winner at other workloads"
     )
     return tuned

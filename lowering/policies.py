@@ -3,6 +3,7 @@ stored choice's (`explicit` and `init`) lowerings."""
 
 from __future__ import annotations
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
@@ -34,8 +35,9 @@ class PolicyLowering:
 class StaticLowering(PolicyLowering):
     """`static`: the site runs the chosen variant directly; no imports, no globals. A site
     whose sizes are known at run time only, decided for several workloads with different
-    variants, runs the variant decided for its workload (compared at run time), and the
-    first decision's elsewhere: a table fixed at build time, with no host call."""
+    variants, runs the variant decided for the nearest decided workload (compared at run
+    time; of a workload of several sizes, the one decided for it, else the first
+    decision's): a table fixed at build time, with no host call."""
 
     def lower_site(self, state: LoweringState, em: Emitter, site: Site) -> list[SSAValue]:
         decisions = state.static_decisions.get(site.group.gid, [])
@@ -55,10 +57,22 @@ def _selects_at_run_time(site: Site, decisions: list[dict]) -> bool:
 
 
 def _decided_index(em: Emitter, site: Site, decisions: list[dict]) -> SSAValue:
-    """The index of the variant decided for the site's workload (the first decision's
-    where none names it)."""
+    """The index of the variant decided for the site's workload: of one size, the nearest
+    decided size's (as `key_distance` measures, in log2: at or above the geometric mean
+    of two neighbours, the larger's); of several, the decision for that workload, else the
+    first decision's."""
     variants = site.group.variants
     key = [em.to_i64(w) for w in site.key]
+    if len(key) == 1:
+        ordered = sorted(decisions, key=lambda d: d["workload"][0])
+        size = key[0]
+        square = em.binary(arith.MuliOp, size, size)
+        index = em.i32(variants.index(ordered[0]["variant"]))
+        for below, above in zip(ordered, ordered[1:], strict=False):
+            product = em.i64(below["workload"][0] * above["workload"][0])
+            nearer = em.cmp("sge", square, product)
+            index = em.select(nearer, em.i32(variants.index(above["variant"])), index)
+        return index
     index = em.i32(variants.index(decisions[0]["variant"]))
     for decision in reversed(decisions[1:]):
         pairs = zip(key, decision["workload"], strict=True)
