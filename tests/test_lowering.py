@@ -202,6 +202,23 @@ def test_static_choice_from_tuning_cache_file(tmp_path):
     assert "@tagged::@v1" in lowered and "@tagged::@v0" not in lowered.split("builtin.module")[-1]
 
 
+def test_a_static_dynamic_site_runs_the_nearest_decided_size_at_run_time(tmp_path):
+    """Decisions for lengths 8 (v0) and 32 (v2): the static module, whose length is known
+    at run time only, runs v0 at 8 and below the geometric mean 16, v2 from 16 on (and at
+    32 and above); before, it ran the first decision at every length."""
+    cache = tmp_path / "decisions.json"
+    decided = [("v0", 8), ("v2", 32)]
+    cache.write_text(json.dumps({"decisions": [
+        {"group": "add", "container": "tagged", "workload": [n], "variant": v}
+        for v, n in decided
+    ]}))  # fmt: skip
+    lowered = lower_to_iree(tagged_module(dynamic=True), policy="static", cache=cache)
+    module = load(compile(lowered, policy="static"))
+    for length, tag in ((8, 0), (4, 0), (15, 0), (16, 2), (32, 2), (100, 2)):
+        assert tag_of(module.run(np.zeros(length, np.float32))) == tag, length
+    module.close()
+
+
 class SizeDependentCost(Tuner):
     """Measured times replaced by a cost model: v0 wins at n=8, v2 wins at n=16."""
 
