@@ -74,6 +74,7 @@ TEMPLATES = [
     "cache export {o_file} --cache {cache}",
     "cache import {export} --cache {o_cache}",
     "tune-model {model} --no-timing -o {o} --report {o_report} --compile-cache {o_folder}",
+    "spec {model} --report {tuning} --cache {export} -o {o}",
     "import-triton --from-bundle {bundle} -o {o} --bundle --ptx-file",
 ]
 """Each command once (`cache clear` reads no file); `{o...}`: an output (a file or folder the
