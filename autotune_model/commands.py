@@ -264,18 +264,26 @@ def _add_target_options(tune: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_model_options(tune: argparse.ArgumentParser) -> None:
-    """The tuned module to write, the function tuned and the shapes it is called with."""
-    tune.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
-    tune.add_argument("--function", metavar="NAME", help="the model function (if several)")
-    tune.add_argument(
+def add_function_options(parser: argparse.ArgumentParser, input_help: str) -> None:
+    """`--function NAME` and `--input SHAPE` (repeated: one per argument)."""
+    parser.add_argument("--function", metavar="NAME", help="the model function (if several)")
+    parser.add_argument(
         "--input",
         dest="input_shape",
         action="append",
         default=[],
         metavar="SHAPE",
-        help="example shape of an argument, as 40x256xf32 (one per argument; needed "
-        "when the model takes dynamic sizes)",
+        help=input_help,
+    )
+
+
+def _add_model_options(tune: argparse.ArgumentParser) -> None:
+    """The tuned module to write, the function tuned and the shapes it is called with."""
+    tune.add_argument("-o", "--output", metavar="OUT.vmfb", required=True)
+    add_function_options(
+        tune,
+        "example shape of an argument, as 40x256xf32 (one per argument; needed when the "
+        "model takes dynamic sizes)",
     )
     tune.add_argument(
         "--also-at",

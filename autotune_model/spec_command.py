@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.files import read_source, refuse_overwrite, write_atomically
 from autotune_contracts.policy import Policy
+from autotune_model.commands import add_function_options
 from autotune_model.report import TuneReport
 
 
@@ -121,14 +122,8 @@ def add_spec_command(sub) -> None:
         help="a tuning cache (or its export) whose decisions replace the report's choices "
         "for the dispatches they name: what an online or explicit module chose where it ran",
     )
-    spec.add_argument("--function", metavar="NAME", help="the model function (if several)")
-    spec.add_argument(
-        "--input",
-        dest="input_shape",
-        action="append",
-        default=[],
-        metavar="SHAPE",
-        help="example shape of an argument, as tune-model was given it (dynamic models)",
+    add_function_options(
+        spec, "example shape of an argument, as tune-model was given it (dynamic models)"
     )
     spec.add_argument("-o", "--output", metavar="SPEC.mlir", required=True)
     spec.set_defaults(run=cmd_spec)
