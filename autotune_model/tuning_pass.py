@@ -46,6 +46,7 @@ from autotune_model.report import TUNING, BaseBuild, FrozenChoice, TuneReport
 from autotune_model.root_forms import configured_forms
 from autotune_model.search import Search, climb, combine
 from autotune_model.sizes import host_values
+from autotune_model.spec_twins import agree_twins, twin_sets
 from autotune_model.tunable import Tunable
 from autotune_model.tuned_module import build_tuned
 from autotune_model.tuning_setup import (
@@ -277,6 +278,18 @@ def _leave_unbuilt_forms(run: TuningRun, analysis: Analysis, search: Search) -> 
     analysis.tuned = [t for t in analysis.tuned if t.export not in unbuilt]
 
 
+def one_configuration_for_twins(run: TuningRun, analysis: Analysis) -> None:
+    """Where a frozen module's tuning spec is asked for, the dispatches no spec matcher
+    tells apart run one candidate (`spec_twins`), so that the spec carries them."""
+    options = run.options
+    if not options.spec_out or run.policy != Policy.STATIC:
+        return
+    exports = [t.export for t in analysis.tuned]
+    flags = run.report.base.flags
+    sets = twin_sets(analysis.as_written, options.target, options.arch, flags, exports)
+    agree_twins(analysis.tuned, sets, run.report.notes)
+
+
 def spec_writer(run: TuningRun, analysis: Analysis) -> Callable[..., str | None] | None:
     """What writes the tuning spec of the frozen configurations (`--spec-out`), or None."""
     if not run.options.spec_out:
@@ -473,6 +486,7 @@ def tuning_pass(run: TuningRun) -> TuningPass:
     base_vmfb = choose_thread_count(run, base_vmfb)
     analysis = analyse(run)
     search_candidates(run, analysis)
+    one_configuration_for_twins(run, analysis)
     spec_of = spec_writer(run, analysis)
     built = build(run, analysis)
     stock = stock_build(run, base_vmfb)

@@ -264,3 +264,30 @@ def test_a_root_op_whose_body_reads_values_from_outside_it_gets_no_matcher():
     )
     assert _captured(body) == ["%202", "%209"]
     assert _captured(body.replace("%202", "%1").replace("%209", "%in1")) == []
+
+
+def test_twins_of_a_frozen_model_run_one_candidate_so_that_its_spec_carries_them():
+    """The two matmuls of TWINS (one root op, sizes and types) timed apart: the first runs
+    candidate 1 fastest (400 against 450), the second candidate 2 (420 against 440). With
+    `--spec-out`, both run candidate 1, whose times sum the least over the two (840
+    against 870), and the spec carries both (before, neither)."""
+    times = {0: [1000, 400, 450], 1: [1000, 440, 420]}  # per matmul: IREE's own, c1, c2
+    names: dict[int, str] = {}
+
+    def twin_times(job):
+        out = fake_benchmark(job)
+        if job.dispatch in matmuls:
+            for k, measured in enumerate(out):
+                measured.times_ns = [times[matmuls.index(job.dispatch)][k] if k < 3 else 2000]
+                names[k] = measured.candidate.name
+        return out
+
+    flow = flow_phase(TWINS, "llvm-cpu", None, "twins.mlir")
+    matmuls = sorted(e for e in default_configs(flow) if "matmul" in e)
+    tuned = tune_model(TWINS, replace(FROZEN, top_k=2), benchmark_job=twin_times)
+    frozen = {d.export: [f.variant for f in d.frozen] for d in tuned.report.dispatches}
+    assert [frozen[e] for e in matmuls] == [[names[1]], [names[1]]], frozen
+    assert any("which a tuning spec cannot tell apart" in n for n in tuned.report.notes)
+    assert tuned.spec is not None
+    assert not any("does not carry" in n for n in tuned.report.notes), tuned.report.notes
+    assert tuned.spec.count("transform.iree.match.contraction") == 2
