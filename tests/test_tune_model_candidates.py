@@ -532,8 +532,9 @@ def test_the_end_to_end_timing_says_how_many_calls_the_online_module_took_to_set
     inputs = [Operand((16,), "float32")]
     timing = time_model(stock, online, "run", inputs, "online", "local-sync", budget_s=0.05)
     # 3 variants: at least one run each, at most warm-up + max_samples each, and the call
-    # whose `select` commits
-    assert timing.settled and 3 <= timing.settle_calls <= 3 * (1 + 4) + 1
+    # whose `select` commits; on a busy machine calls held up by other processes are not
+    # samples, and as many again are allowed for them
+    assert timing.settled and 3 <= timing.settle_calls <= 2 * (3 * (1 + 4) + 1)
     settled = ModelTiming("run", 1000.0, 900.0, 10, 37, True)
     report = TuneReport("m.mlir", "llvm-cpu", None, "online", "local", timing=settled)
     kept = [CandidateResult("default", REFERENCE, 1000.0), CandidateResult("t8", KEPT, 900.0)]
