@@ -171,7 +171,7 @@ def matcher_of(export: str, op: ir.Operation) -> Matcher:
 
 
 _SSA_NAME = re.compile(r"%[\w$.-]+")
-_DEFINED = re.compile(r"(?m)^\s*(%[\w$.-]+)(?::\d+)?\s*=")
+_DEFINED = re.compile(r"(?m)^\s*((?:%[\w$.-]+(?::\d+)?\s*,\s*)*%[\w$.-]+(?::\d+)?)\s*=")
 _BLOCK_ARGS = re.compile(r"\^bb\d+\(([^)]*)\)")
 
 
@@ -179,7 +179,7 @@ def _captured(text: str) -> list[str]:
     """The SSA names an op's generic text reads that it does not define (its results, its
     blocks' arguments, the `%inN` operands): values from outside the op, which its body
     uses as a gather from a constant tensor does."""
-    defined = set(_DEFINED.findall(text))
+    defined = {name for names in _DEFINED.findall(text) for name in _SSA_NAME.findall(names)}
     for arguments in _BLOCK_ARGS.findall(text):
         defined.update(_SSA_NAME.findall(arguments))
     used = _SSA_NAME.findall(text)

@@ -264,6 +264,9 @@ def test_a_root_op_whose_body_reads_values_from_outside_it_gets_no_matcher():
     )
     assert _captured(body) == ["%202", "%209"]
     assert _captured(body.replace("%202", "%1").replace("%209", "%in1")) == []
+    # an op of several results (IREE's attention: `%r0, %r1, %r2 = ...`) defines them all
+    several = body.replace('%r0 = "linalg.generic"', '%r0, %r1, %r2 = "linalg.generic"')
+    assert _captured(several.replace("%202", "%r1").replace("%209", "%r2")) == []
 
 
 def test_twins_of_a_frozen_model_run_one_candidate_so_that_its_spec_carries_them():
