@@ -52,6 +52,12 @@ class Candidate:
 DEFAULT = Candidate("default")
 
 
+def variant_name(export: str, candidate: str) -> str:
+    """The group variant that runs a dispatch's candidate: IREE's export itself for IREE's
+    own, else `export__candidate` (`freeze.chosen_candidate` reads it back)."""
+    return export if candidate == DEFAULT.name else f"{export}__{candidate}"
+
+
 def _name(prefix: str, tiles: Sequence[int]) -> str:
     return prefix + "x".join(str(t) for t in tiles if t)
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from itertools import permutations
 
 from autotune_dialect.diagnostics import DiagnosticError
-from autotune_model.candidates import DEFAULT, Candidate, candidates, combined
+from autotune_model.candidates import DEFAULT, Candidate, candidates, combined, variant_name
 from autotune_model.report import CACHE, KEPT, REFERENCE, CandidateResult, FrozenChoice, TuneReport
 from autotune_model.tunable import Tunable
 from lowering.dispatch_configs import DispatchConfig
@@ -115,7 +115,9 @@ def report_decisions(report: TuneReport, at_sizes: bool = False) -> list[dict]:
         if not chosen and dispatch.kept and dispatch.best is not None:
             chosen = [(dispatch.best.name, None)]
         for name, workload in chosen:
-            variant = dispatch.export if name == DEFAULT.name else f"{dispatch.export}__{name}"
             sized = dispatch.workload if at_sizes and workload is None else workload
-            decisions.append({"group": group, "variant": variant, "workload": list(sized or [])})
+            decisions.append(
+                {"group": group, "variant": variant_name(dispatch.export, name),
+                 "workload": list(sized or [])}
+            )  # fmt: skip
     return decisions

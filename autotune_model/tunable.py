@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from autotune_contracts.policy import Policy
 from autotune_model.base_builds import AUTO
 from autotune_model.bench import BenchModule, Compiled, Measured, agree
-from autotune_model.candidates import DEFAULT, Candidate
+from autotune_model.candidates import DEFAULT, Candidate, variant_name
 from autotune_model.measure import InputShape
 from autotune_model.report import (
     FAILED_TO_COMPILE,
@@ -125,8 +125,7 @@ class Tunable:
     @property
     def winner_variant(self) -> str:
         """The group's variant of the winner: IREE's export, or `export__candidate`."""
-        winner = self.winner
-        return self.export if winner == DEFAULT.name else f"{self.export}__{winner}"
+        return variant_name(self.export, self.winner)
 
     def ungroup(self, why: str) -> None:
         """Leave the dispatch as IREE builds it: its kept candidates become slower ones."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from autotune_bridge import parse_module
 from autotune_contracts.errors import DiagnosticError
 from autotune_model import TuneOptions, tune_model
+from autotune_model.candidates import variant_name
 from autotune_model.measure import (
     check_model,
     compared,
@@ -77,7 +78,7 @@ def _tuned_dispatches(report) -> dict[str, str]:
     for d in report.dispatches:
         variants = {f.variant for f in d.frozen}
         if len(variants) == 1 and variants != {"default"}:
-            runs[d.export] = f"{d.export}__{variants.pop()}"
+            runs[d.export] = variant_name(d.export, variants.pop())
     return runs
 
 

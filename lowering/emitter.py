@@ -111,6 +111,11 @@ class Emitter:
             result = self.binary(arith.AndIOp, result, cond)
         return result
 
+    def key_is(self, key: Sequence[SSAValue], values: Sequence[int]) -> SSAValue:
+        """Whether the i64 `key` holds `values`, one by one."""
+        pairs = zip(key, values, strict=True)
+        return self.all_of([self.cmp("eq", k, self.i64(v)) for k, v in pairs])
+
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.value(arith.SelectOp.create(operands=[cond, a, b], result_types=[a.type]))
 

@@ -75,8 +75,7 @@ def _decided_index(em: Emitter, site: Site, decisions: list[dict]) -> SSAValue:
         return index
     index = em.i32(variants.index(decisions[0]["variant"]))
     for decision in reversed(decisions[1:]):
-        pairs = zip(key, decision["workload"], strict=True)
-        same = em.all_of([em.cmp("eq", k, em.i64(w)) for k, w in pairs])
+        same = em.key_is(key, decision["workload"])
         index = em.select(same, em.i32(variants.index(decision["variant"])), index)
     return index
 
@@ -142,7 +141,7 @@ def stored_variant(state: LoweringState, em: Emitter, site: Site, key: list[SSAV
             if len(sample) != len(key):
                 continue
             stored = em.value(util.GlobalLoadOp(state.choice_global(group, index), i32))
-            same = em.all_of([em.cmp("eq", k, em.i64(s)) for k, s in zip(key, sample, strict=True)])
+            same = em.key_is(key, sample)
             choice = em.select(same, stored, choice)
     valid = em.cmp("sge", choice, em.i32(0))
     return em.select(valid, choice, em.i32(group.default_index))
