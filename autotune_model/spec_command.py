@@ -25,9 +25,13 @@ from autotune_model.report import TuneReport
 def merged_decisions(from_report: Sequence[dict], from_cache: Sequence[dict]) -> list[dict]:
     """The report's decisions, those of each group the cache decides replaced by the
     cache's."""
-    decided = {str(d["group"]).split("::")[-1] for d in from_cache}
-    kept = [d for d in from_report if str(d["group"]).split("::")[-1] not in decided]
-    return [*kept, *from_cache]
+    from autotune_model.freeze import decision_group
+
+    def name(decision: dict) -> str:
+        return decision_group(decision).split("::")[-1]
+
+    decided = {name(d) for d in from_cache}
+    return [*(d for d in from_report if name(d) not in decided), *from_cache]
 
 
 def spec_from_report(
