@@ -144,7 +144,8 @@ def tune_at_sizes(
             "(input_shapes) and takes no tuning cache"
         )
     sets = [options.input_shapes, *options.also_at]
-    one = replace(options, also_at=(), freeze=True, policy=Policy.STATIC, cache=None)
+    # (each run's start checks every size's shapes: a wrong one fails before any work)
+    one = replace(options, freeze=True, policy=Policy.STATIC, cache=None)
     runs: list[TunedModel] = []
     for shapes in sets:
         progress.status(f"tuning at {', '.join(shapes or ())}")

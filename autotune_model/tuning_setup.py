@@ -300,7 +300,8 @@ def start(
     run.benchmarked = device_available(device)
     progress.status("compiling the model to the flow phase")
     run.flow_of(())
-    if options.input_shapes is not None:  # before anything is built or timed on them
+    # before anything is built or timed on them: every size the run tunes at
+    for shapes in [s for s in (options.input_shapes, *options.also_at) if s is not None]:
         progress.status("checking the input shapes")
-        check_example_inputs(run.flows[()], options.function, options.input_shapes, model, filename)
+        check_example_inputs(run.flows[()], options.function, shapes, model, filename)
     return run

@@ -5,6 +5,8 @@ Benchmarks are faked: the winner depends on the rows of the matmul's left operan
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from small_models import DYNAMIC, assert_close
@@ -61,6 +63,15 @@ def test_sizes_need_the_first_size_and_take_no_cache():
     without = TuneOptions(also_at=(("7x256xf32", "256x256xf32"),))
     with pytest.raises(DiagnosticError, match="needs the first size's input shapes"):
         tune_model(DYNAMIC, without, filename="dynamic.mlir")
+
+
+def test_a_size_that_does_not_fit_is_refused_before_any_size_is_tuned():
+    def no_job(job):
+        raise AssertionError("nothing is built before every size is checked")
+
+    wrong = replace(SIZES, also_at=(("7x128xf32", "256x256xf32"),))
+    with pytest.raises(DiagnosticError, match="7x128xf32"):
+        tune_model(DYNAMIC, wrong, filename="dynamic.mlir", compile_job=no_job)
 
 
 def test_the_command_line_refuses_sizes_that_do_not_match_the_arguments(tmp_path, capsys):
