@@ -40,15 +40,16 @@ variant to variant by chance: medians of ten to thirty samples differed by 2.5x 
 variants whose fastest runs were within 6% (the tests' MobileNetV2, `local-task`).
 
 Early drop: a variant far slower than the leader is not run until it has `min_samples`.
-Once the leader has a timed sample, a variant is dropped when its fastest timed sample (of
-those no other process held up, see below) exceeds `early_drop` times the leader's
-median. A variant is never dropped or eliminated on its warm-up (cold) runs alone: it has
-at least one timed sample first (a cold run on a busy machine took 10x a warm one, and
-dropped the fastest of three variants). Guarantees, with the defaults: a variant within
-2x of the best is never dropped early (it is eliminated, if at all, by the interval test
-on `min_samples` samples); a variant dropped early costs `warmup` + 1 runs instead of
-`warmup + min_samples`; with `early_drop = inf` the rule is the plain successive
-elimination.
+Once the leader has a timed sample, a variant is dropped when it has `early_drop_samples`
+timed samples no other process held up (see below) and the fastest of them exceeds
+`early_drop` times the leader's median. A variant is never dropped or eliminated on its
+warm-up (cold) runs alone (a cold run on a busy machine took 10x a warm one, and dropped
+the fastest of three variants), nor on one timed run (a hold-up the threads' wait does not
+show, on a CI runner, dropped the fastest of three variants 8x apart). Guarantees, with
+the defaults: a variant within 2x of the best is never dropped early (it is eliminated, if
+at all, by the interval test on `min_samples` samples); a variant dropped early costs
+`warmup + early_drop_samples` runs instead of `warmup + min_samples`; with
+`early_drop = inf` the rule is the plain successive elimination.
 
 Disturbed runs: a run during which the process's threads waited for a CPU held by another
 process (`run_queue.disturbed`) says nothing about the variant: it is discounted (counted
@@ -108,7 +109,9 @@ class VariantStats:
     _upper: list[float] = field(default_factory=list, repr=False)
     _minimum: float = field(default=math.inf, repr=False)
     _clean_minimum: float = field(default=math.inf, repr=False)
-    """The fastest sample that no other process held up (what early drop reads)."""
+    """The fastest sample that no other process held up (what early drop reads)..."""
+    clean_samples: int = 0
+    """...and how many such samples there are."""
     _median_value: float = field(default=math.inf, repr=False)
     """The median, kept up to date by `add` (inf with no sample, failed or rejected): the
     stop rule reads it many times per call."""
@@ -143,6 +146,7 @@ class VariantStats:
             self._minimum = min(self._minimum, value)
             if not disturbed:
                 self._clean_minimum = min(self._clean_minimum, value)
+                self.clean_samples += 1
             # the lower half (negated: a max-heap) holds as many samples as the upper
             # half, or one more
             if self._lower and value > -self._lower[0]:
@@ -391,5 +395,10 @@ def _drop_far(rule: StopRule, variants: list[VariantStats], incumbent: int | Non
         return
     limit = rule.early_drop * lead
     for i, v in enumerate(variants):
-        if not v.eliminated and i != incumbent and limit < v.clean_minimum < math.inf:
+        if (
+            not v.eliminated
+            and i != incumbent
+            and v.clean_samples >= rule.early_drop_samples
+            and limit < v.clean_minimum < math.inf
+        ):
             v.eliminated = True

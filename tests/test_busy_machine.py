@@ -101,6 +101,22 @@ def test_held_up_runs_that_no_wait_shows_do_not_eliminate_the_fastest():
     assert max(stats[1].samples) == WARM_NS[1] * 2.5  # the held-up runs were samples
 
 
+def test_one_held_up_run_that_no_wait_shows_does_not_drop_the_fastest():
+    """The fastest variant's first timed run takes 10x (over `early_drop` times the
+    reference's) and no wait for a CPU shows it (as on a CI runner): it is not dropped on
+    that one run, and it wins. With `early_drop_samples=1` the same times drop it."""
+
+    def unseen(variant: int, nth: int) -> tuple[float, float]:
+        if variant == 1 and nth == 1:
+            return WARM_NS[1] * 10, 0.0
+        return WARM_NS[variant], 1_000.0
+
+    winner, stats = tune(Tuner(one_group()), unseen)
+    assert winner == "fast" and WARM_NS[1] * 10 in stats[1].samples
+    one_run, one_stats = tune(Tuner(one_group(), rule=StopRule(early_drop_samples=1)), unseen)
+    assert one_run != "fast" and one_stats[1].eliminated and len(one_stats[1].samples) == 1
+
+
 def test_a_machine_that_is_never_quiet_still_ends_tuning():
     """Every run disturbed: each variant discounts `max_samples` runs, then takes them as
     they come, and tuning commits."""

@@ -123,11 +123,10 @@ def test_stats_and_decisions_are_exposed(speed_vmfb, tmp_path):
         assert v["runs"] >= 1
         assert v["min_ns"] <= v["median_ns"] if v["samples"] else v["eliminated"]
     slowest = stats["variants"][2]
-    # x256, 256x the work of the fastest, is dropped early: after its cold run, or after its first timed
-    # run where the cold penalty seen (the first variant's first call in the process) is
-    # large enough that its cold run alone does not show it (under load): one or two runs,
-    # as the early drop guarantees, never `warmup + min_samples`
-    assert slowest["runs"] <= 2 and slowest["eliminated"]
+    # x256, 256x the work of the fastest, is dropped early: after its cold run and two timed runs
+    # (besides the runs other processes held up, discounted), as the early drop guarantees,
+    # never `warmup + min_samples`
+    assert slowest["runs"] - slowest["discounted"] <= 1 + 2 and slowest["eliminated"]
     assert stats["decision"] == "x1" and stats["variants"][1]["samples"] >= 3
     module.close()
 
