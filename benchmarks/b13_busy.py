@@ -10,12 +10,13 @@ The harness (`benchmarks.load.BusyLoad`) runs 2 busy processes beside the tuning
 - **Choice quality under load**: B4's suite (6 matmul sizes, 4 tile sizes each) chosen by
   online tuning under load, the chosen variants then timed idle against the best by B4's
   exhaustive measurement. Goal: geometric mean <= 1.03.
-- **tune-model under load**: B7's four own models (an MLP, a conv net, an encoder, a
-  dynamic model; `--quick`: the MLP) tuned with the defaults idle once and under load
-  twice; each written module re-timed idle against the stock build (the median of 5
-  fresh loads). Goals: every module at most 1.00x the stock build, each under-load ratio
-  within 5% of the idle-tuned module's, and the dispatches kept by the two runs under load
-  the same for at least 80% of the dispatches.
+- **tune-model under load**: B7's models (its four own, an MLP, a conv net, an encoder,
+  a dynamic model, and the real models of the tests' corpus; `--quick`: the MLP;
+  `--models`: those named) tuned with the defaults idle once and under load twice; each
+  written module re-timed idle against the stock build (the median of 5 fresh loads).
+  Goals: every module at most 1.00x the stock build, each under-load ratio within 5% of
+  the idle-tuned module's, and the dispatches kept by the two runs under load the same for
+  at least 80% of the dispatches.
 
 Ratio: choice quality under load (B4's statistic). The detail has every part.
 """
@@ -38,7 +39,7 @@ from benchmarks import b4_quality
 from benchmarks.common import ROOT, CaseResult, Settings, compile_module, geomean
 from benchmarks.kernels import matmul_module
 from benchmarks.load import BusyLoad
-from benchmarks.models import MODELS, mlp
+from benchmarks.models import whole_models
 from lowering.driver import compile_lowered
 
 TITLE = "tuning on a busy machine"
@@ -125,8 +126,8 @@ def _kept(report) -> dict[str, str | None]:
 
 
 def _model_part(settings: Settings) -> dict:
-    makers = (mlp,) if settings.quick else MODELS
-    rows = [_one_model(make(quick=settings.quick)) for make in makers]
+    models = whole_models(settings.quick, settings.chosen)
+    rows = [_one_model(model) for model in models]
     kept = [r["kept_agreement"] for r in rows]
     return {
         "models": rows,
@@ -204,14 +205,18 @@ def _deviations(model: dict) -> str:
     return "; ".join(parts)
 
 
+def _names(model: dict) -> str:
+    return ", ".join(m["model"] for m in model["models"])
+
+
 def reading(d: dict, ratio: float) -> str:
     online, model = d["online"], d["model"]
     return (
         f"With {d['busy_processes']} busy processes beside it: choice quality {ratio:.3f} "
         f"(goal <= 1.03: {'met' if ratio <= 1.03 else 'missed'}); online decisions agreeing "
-        f"with the idle runs' {online['agree']} of {online['runs']} (goal >= 9); the own "
-        f"models' modules re-timed idle at worst {model['worst_idle_ratio']:.3f} of the "
-        "stock build "
+        f"with the idle runs' {online['agree']} of {online['runs']} (goal >= 9); the "
+        f"models' modules ({_names(model)}) re-timed idle at worst "
+        f"{model['worst_idle_ratio']:.3f} of the stock build "
         f"(goal <= 1.00), within 5% of the idle-tuned one: {model['within_5pct_of_idle']} "
         f"(under load / idle-tuned: {_deviations(model)}); "
         f"dispatches kept alike by the two runs under load {model['kept_agreement']:.0%} "

@@ -129,7 +129,7 @@ def _one(name: str, candidates: int, scratch: Path) -> dict:
 
 
 def run(settings: Settings) -> CaseResult:
-    names = MODELS[:1] if settings.quick else MODELS
+    names = settings.chosen(MODELS[:1] if settings.quick else MODELS)
     candidates = 2 if settings.quick else 4
     rows = []
     for name in names:

@@ -43,7 +43,7 @@ from autotune_model.measure import function_inputs, model_function, time_model_l
 from autotune_model.steadiness import Comparison
 from autotune_model.tuning_setup import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
-from benchmarks.models import MODELS, REAL, real_model
+from benchmarks.models import whole_models
 from lowering.driver import compile_lowered
 
 LOADS = 5  # fresh loads of each tuned module per timing (the median one reported)
@@ -113,8 +113,7 @@ def run(settings: Settings) -> CaseResult:
     loads = 1 if settings.quick else LOADS
     rows = []
     # A smoke run (--quick): the MLP at its small size, none of the real models.
-    models = [make(quick=settings.quick) for make in (MODELS[:1] if settings.quick else MODELS)]
-    models += [real_model(name) for name in (() if settings.quick else REAL)]
+    models = whole_models(settings.quick, settings.chosen)
     for model in models:
         started = time.perf_counter()
         tuned = tune_model(

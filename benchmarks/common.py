@@ -32,12 +32,18 @@ DEVICE = "local-sync"
 class Settings:
     """Run-wide options: `quick` shrinks every case (smoke runs), `scratch` is a temporary
     folder for compiled modules and cache exports, `deadline` bounds what B1's largest
-    compile may take."""
+    compile may take, `models` (None: each case's own list) the models the cases that tune
+    whole models (B7, B13, B15) take."""
 
     quick: bool
     scratch: Path
     deadline: float = float("inf")  # time.monotonic() by which the run should be done
+    models: frozenset[str] | None = None
     artifacts: dict = field(default_factory=dict)
+
+    def chosen(self, names):
+        """Of a case's models (`names`, in its order), those the run takes."""
+        return [n for n in names if self.models is None or n in self.models]
 
     def memo(self, name: str, make: Callable[[], object]):
         """`make()` once per run: cases share compiled modules and subprocess results."""

@@ -302,6 +302,7 @@ def markdown(data: dict, plots: dict[str, str]) -> str:
         ".venv/bin/python -m benchmarks.run --quick   # smoke test: every case, smallest settings",
         ".venv/bin/python -m benchmarks.run --only B2,B3   # some cases",
         ".venv/bin/python -m benchmarks.run --only B2,B3 --write-docs  # ... merged into this page",
+        ".venv/bin/python -m benchmarks.run --only B13 --models mlp,bert_flax  # some models",
         "```",
         "",
         "A run of some cases or a `--quick` one writes its results, page and plots to",

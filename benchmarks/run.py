@@ -1,14 +1,16 @@
 """`make bench`: run the benchmark cases, write `results/latest.json` and `docs/benchmarks.md`.
 
-    python -m benchmarks.run [--quick] [--only B2,B3] [--out DIR | --write-docs] [--dry-run]
+    python -m benchmarks.run [--quick] [--only B2,B3] [--models mlp,bert_flax]
+                             [--out DIR | --write-docs] [--dry-run]
 
 Each case prints its ratio as it finishes; none is an assertion. A whole run (every case,
 full size) writes `benchmarks/results/latest.json` (`{"machine": {...}, "cases": [{"id",
 "ratio", "seconds", "detail"}, ...]}`) and regenerates `docs/benchmarks.md` and its plots
 (`docs/benchmarks/*.png`) from it. A partial run, `--quick` (every case at its smallest
-settings: a smoke test of the cases and the page, a few minutes on 2 cores) or `--only`
-(some cases), writes its results, page and plots to `--out` (default
-`benchmarks/out/partial/`, not tracked) and leaves the tracked files alone;
+settings: a smoke test of the cases and the page, a few minutes on 2 cores), `--only`
+(some cases) or `--models` (some of the models that B7, B13 and B15 tune), writes its
+results, page and plots to `--out` (default `benchmarks/out/partial/`, not tracked) and
+leaves the tracked files alone;
 `--only ... --write-docs` merges its cases into `latest.json` and regenerates the page.
 `--dry-run` prints the cases and the files a run would write, and runs nothing.
 
@@ -77,6 +79,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--only", metavar="B1,B2", help="comma-separated case ids")
     parser.add_argument(
+        "--models",
+        metavar="NAME,NAME",
+        help="the models the cases that tune whole models (B7, B13, B15) take, of their "
+        "own lists (default: all of them; names: the own models and the tests' corpus)",
+    )
+    parser.add_argument(
         "--out",
         metavar="DIR",
         type=Path,
@@ -107,12 +115,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         unknown = [c for c in ids if c not in CASES]
         if unknown:
             parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(CASES)}")
+    args.models = _models(parser, args.models)
     if args.write_docs and args.quick:
         parser.error("--write-docs with --quick: the page shows full-size runs only")
     if args.write_docs and args.out is not None:
         parser.error("--write-docs writes the tracked results and page; --out a folder: give one")
     args.ids = ids
     return args
+
+
+def _models(parser: argparse.ArgumentParser, given: str | None) -> frozenset[str] | None:
+    """`--models` as a set of names, each one a model the cases know (else an error)."""
+    if given is None:
+        return None
+    from benchmarks.models import known
+
+    names = frozenset(n.strip() for n in given.split(",") if n.strip())
+    unknown = sorted(names - set(known()))
+    if unknown or not names:
+        named = ", ".join(unknown) or repr(given)
+        parser.error(f"unknown model(s) {named}; known: {', '.join(known())}")
+    return names
 
 
 @dataclass(frozen=True)
@@ -130,7 +153,7 @@ def outputs(args: argparse.Namespace) -> Outputs:
     """The tracked `results/latest.json`, `docs/benchmarks.md` and its plots for a whole run
     or `--write-docs`; else `--out` (default `PARTIAL` for `--quick` and `--only`), so a
     partial run never replaces the numbers of the last whole one."""
-    partial = args.quick or sorted(args.ids) != sorted(CASES)
+    partial = args.quick or args.models is not None or sorted(args.ids) != sorted(CASES)
     if args.write_docs or (args.out is None and not partial):
         return Outputs(RESULTS / "latest.json", DOCS / "benchmarks.md", PLOTS, merge=True)
     folder = args.out if args.out is not None else PARTIAL
@@ -155,7 +178,9 @@ def run_cases(args: argparse.Namespace) -> list[CaseResult]:
     results: list[CaseResult] = []
     with tempfile.TemporaryDirectory(prefix="iree-autotune-bench-") as scratch:
         deadline = time.monotonic() + args.budget - 30  # leave time for the page and plots
-        settings = Settings(quick=args.quick, scratch=Path(scratch), deadline=deadline)
+        settings = Settings(
+            quick=args.quick, scratch=Path(scratch), deadline=deadline, models=args.models
+        )
         for cid in sorted(args.ids, key=ORDER.index):
             case_start = time.perf_counter()
             print(f"{cid}: running", flush=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.common import DOCS, PLOTS, RESULTS
+from benchmarks.common import DOCS, PLOTS, RESULTS, Settings
+from benchmarks.models import whole_models
 from benchmarks.run import CASES, ORDER, PARTIAL, Outputs, main, outputs, parse_args
 
 TRACKED = Outputs(RESULTS / "latest.json", DOCS / "benchmarks.md", PLOTS, merge=True)
@@ -30,6 +31,8 @@ def partial_in(folder: Path) -> Outputs:
         (["--only", "B2", "--out", "/tmp/bench"], partial_in(Path("/tmp/bench"))),
         (["--out", "/tmp/bench"], partial_in(Path("/tmp/bench"))),
         (["--only", ",".join(CASES)], TRACKED),  # every case named is a whole run
+        (["--models", "mlp"], partial_in(PARTIAL)),  # some models: a partial run
+        (["--only", "B13", "--models", "mlp", "--write-docs"], TRACKED),
     ],
 )
 def test_a_partial_run_writes_apart_from_the_tracked_files(argv, expected):
@@ -42,6 +45,8 @@ def test_a_partial_run_writes_apart_from_the_tracked_files(argv, expected):
         (["--quick", "--write-docs"], "--write-docs with --quick"),
         (["--only", "B2", "--write-docs", "--out", "x"], "--write-docs writes the tracked"),
         (["--only", "B99"], "unknown case(s) B99"),
+        (["--models", "mlp,bert"], "unknown model(s) bert; known: mlp, convnet"),
+        (["--models", ","], "unknown model(s) ','"),
     ],
 )
 def test_conflicting_arguments_are_refused(argv, message, capsys):
@@ -78,3 +83,19 @@ def test_the_partial_folder_is_not_tracked():
         ["git", "check-ignore", "-q", str(PARTIAL / "results.json")], cwd=root, check=False
     )
     assert ignored.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "quick, models, expected",
+    [
+        (True, None, ["mlp"]),
+        (False, {"convnet", "bert_flax", "qwen2_turbine_dynamic"}, ["convnet", "bert_flax"]),
+        (False, {"dynamic", "mlp"}, ["mlp", "dynamic"]),  # in the case's order
+        (True, {"convnet"}, []),  # not among a quick run's models
+    ],
+)
+def test_the_models_named_are_those_the_model_cases_take(quick, models, expected, tmp_path):
+    settings = Settings(quick=quick, scratch=tmp_path, models=models)
+    assert [m.name for m in whole_models(settings.quick, settings.chosen)] == expected
+    named = parse_args(["--models", ",".join(sorted(models))]) if models else None
+    assert named is None or named.models == frozenset(models)

@@ -4,6 +4,7 @@ size, as torch-mlir emits it. Sizes fit a 2-core CPU: each call takes millisecon
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,3 +132,18 @@ def dynamic(quick: bool = False) -> Model:
 
 
 MODELS = (mlp, convnet, encoder, dynamic)
+
+
+def whole_models(quick: bool, chosen: Callable[[Iterable[str]], list[str]]) -> list[Model]:
+    """The models B7 and B13 tune: the own ones and the corpus's real ones (`REAL`), or
+    with `quick` the MLP at its small size; of those, the ones `chosen` keeps
+    (`Settings.chosen`)."""
+    makers = MODELS[:1] if quick else MODELS
+    names = set(chosen(make.__name__ for make in makers))
+    models = [make(quick=quick) for make in makers if make.__name__ in names]
+    return models + [real_model(name) for name in chosen(() if quick else REAL)]
+
+
+def known() -> list[str]:
+    """Every model a run may name: the own models, then the corpus's."""
+    return [make.__name__ for make in MODELS] + sorted(p.stem for p in CORPUS.glob("*.mlir"))
