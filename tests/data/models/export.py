@@ -33,6 +33,10 @@ written next to this file exactly as its frontend emitted it:
   (width 64), `jax.jit(f).lower(...).as_text()`: 32 token ids and 16 decoder token ids
   (`i32`) in.
 
+Each model is built once as a `Frontend` (its framework's function or module and its
+example arguments), from which its export is made; `benchmarks/peer_worker.py` runs the
+same `Frontend` under the framework's own runtime (B14).
+
 Run with the pinned frontends of `requirements.txt`:
     /tmp/export/bin/python tests/data/models/export.py [NAME ...]
 """
@@ -42,10 +46,40 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
+
+
+@dataclass
+class Frontend:
+    """A model as its framework holds it: `kind` `jax` (a function, exported by
+    `jax.jit(f).lower(...)`), `onnx` (a torch module, exported by `torch.onnx.export` then
+    `iree-import-onnx`) or `turbine` (a torch module, exported by
+    `iree.turbine.aot.export`); `example` its example arguments (the export's shapes)."""
+
+    kind: str
+    model: object
+    example: tuple
+    dynamic_shapes: dict | None = None
+    onnx_stem: str = "model"
+
+    def mlir(self) -> str:
+        """The model's input IR, as its frontend writes it."""
+        if self.kind == "jax":
+            import jax
+
+            return jax.jit(self.model).lower(*self.example).as_text()
+        if self.kind == "onnx":
+            return _onnx_to_mlir(self.model, self.example, self.onnx_stem)
+        from iree.turbine import aot
+
+        if self.dynamic_shapes is None:
+            return str(aot.export(self.model, *self.example).mlir_module)
+        exported = aot.export(self.model, *self.example, dynamic_shapes=self.dynamic_shapes)
+        return str(exported.mlir_module)
 
 
 def small_bert(heads: int, positions: int):
@@ -62,8 +96,7 @@ def small_bert(heads: int, positions: int):
     )
 
 
-def bert_flax() -> str:
-    import jax
+def bert_flax() -> Frontend:
     import jax.numpy as jnp
     from transformers import FlaxBertModel
 
@@ -72,11 +105,10 @@ def bert_flax() -> str:
     def encode(input_ids):
         return model(input_ids, params=model.params).last_hidden_state
 
-    return jax.jit(encode).lower(jnp.zeros((1, 64), jnp.int32)).as_text()
+    return Frontend("jax", encode, (jnp.zeros((1, 64), jnp.int32),))
 
 
-def vit_flax() -> str:
-    import jax
+def vit_flax() -> Frontend:
     import jax.numpy as jnp
     from transformers import FlaxViTModel, ViTConfig
 
@@ -93,10 +125,10 @@ def vit_flax() -> str:
     def encode(pixel_values):
         return model(pixel_values, params=model.params).last_hidden_state
 
-    return jax.jit(encode).lower(jnp.zeros((1, 3, 64, 64), jnp.float32)).as_text()
+    return Frontend("jax", encode, (jnp.zeros((1, 3, 64, 64), jnp.float32),))
 
 
-def vit_bf16_flax() -> str:
+def vit_bf16_flax() -> Frontend:
     import jax
     import jax.numpy as jnp
     from transformers import FlaxViTModel, ViTConfig
@@ -115,7 +147,7 @@ def vit_bf16_flax() -> str:
     def encode(pixel_values):
         return model(pixel_values, params=params).last_hidden_state
 
-    return jax.jit(encode).lower(jnp.zeros((1, 3, 32, 32), jnp.bfloat16)).as_text()
+    return Frontend("jax", encode, (jnp.zeros((1, 3, 32, 32), jnp.bfloat16),))
 
 
 def _onnx_to_mlir(model, example, name: str) -> str:
@@ -131,8 +163,7 @@ def _onnx_to_mlir(model, example, name: str) -> str:
     return out.stdout.decode()
 
 
-def resnet_flax() -> str:
-    import jax
+def resnet_flax() -> Frontend:
     import jax.numpy as jnp
     from transformers import FlaxResNetModel, ResNetConfig
 
@@ -144,10 +175,10 @@ def resnet_flax() -> str:
     def classify(pixel_values):
         return model(pixel_values, params=model.params, train=False).pooler_output
 
-    return jax.jit(classify).lower(jnp.zeros((1, 3, 64, 64), jnp.float32)).as_text()
+    return Frontend("jax", classify, (jnp.zeros((1, 3, 64, 64), jnp.float32),))
 
 
-def gpt2_onnx() -> str:
+def gpt2_onnx() -> Frontend:
     import torch
     from transformers import GPT2Config, GPT2Model
 
@@ -155,46 +186,39 @@ def gpt2_onnx() -> str:
     config = GPT2Config(vocab_size=1000, n_positions=64, n_embd=128, n_layer=2, n_head=4)
     model = GPT2Model(config).eval()
     model.config.use_cache = False
-    return _onnx_to_mlir(model, (torch.zeros((1, 32), dtype=torch.int64),), "gpt2")
+    return Frontend("onnx", model, (torch.zeros((1, 32), dtype=torch.int64),), onnx_stem="gpt2")
 
 
-def squeezenet_onnx() -> str:
+def squeezenet_onnx() -> Frontend:
     import torch
     import torchvision
 
     torch.manual_seed(SEED)
     model = torchvision.models.squeezenet1_1(weights=None, num_classes=10).eval()
-    return _onnx_to_mlir(model, (torch.zeros((1, 3, 64, 64)),), "squeezenet")
+    return Frontend("onnx", model, (torch.zeros((1, 3, 64, 64)),), onnx_stem="squeezenet")
 
 
-def mobilenet_turbine() -> str:
+def mobilenet_turbine() -> Frontend:
     import torch
     import torchvision
-    from iree.turbine import aot
 
     torch.manual_seed(SEED)
     model = torchvision.models.mobilenet_v2(weights=None, width_mult=0.35, num_classes=10)
-    exported = aot.export(model.eval(), torch.zeros((1, 3, 64, 64)))
-    return str(exported.mlir_module)
+    return Frontend("turbine", model.eval(), (torch.zeros((1, 3, 64, 64)),))
 
 
-def mobilenet_turbine_dynamic() -> str:
+def mobilenet_turbine_dynamic() -> Frontend:
     import torch
     import torchvision
-    from iree.turbine import aot
 
     torch.manual_seed(SEED)
     model = torchvision.models.mobilenet_v2(weights=None, width_mult=0.35, num_classes=10)
     batch = torch.export.Dim("batch", min=1, max=16)
-    exported = aot.export(
-        model.eval(), torch.zeros((2, 3, 64, 64)), dynamic_shapes={"x": {0: batch}}
-    )
-    return str(exported.mlir_module)
+    return Frontend("turbine", model.eval(), (torch.zeros((2, 3, 64, 64)),), {"x": {0: batch}})
 
 
-def bert_torch_dynamic() -> str:
+def bert_torch_dynamic() -> Frontend:
     import torch
-    from iree.turbine import aot
     from transformers import BertModel
 
     torch.manual_seed(SEED)
@@ -210,17 +234,16 @@ def bert_torch_dynamic() -> str:
 
     batch = torch.export.Dim("batch", min=1, max=16)
     length = torch.export.Dim("length", min=2, max=128)
-    exported = aot.export(
+    return Frontend(
+        "turbine",
         LastHiddenState(BertModel(config).eval()),
-        torch.zeros((2, 16), dtype=torch.int64),
-        dynamic_shapes={"ids": {0: batch, 1: length}},
+        (torch.zeros((2, 16), dtype=torch.int64),),
+        {"ids": {0: batch, 1: length}},
     )
-    return str(exported.mlir_module)
 
 
-def whisper_turbine() -> str:
+def whisper_turbine() -> Frontend:
     import torch
-    from iree.turbine import aot
     from transformers import WhisperConfig, WhisperModel
 
     torch.manual_seed(SEED)
@@ -245,13 +268,11 @@ def whisper_turbine() -> str:
             return self.encoder(features).last_hidden_state
 
     encoder = WhisperModel(config).get_encoder().eval()
-    exported = aot.export(Encoder(encoder), torch.zeros((1, 40, 128)))
-    return str(exported.mlir_module)
+    return Frontend("turbine", Encoder(encoder), (torch.zeros((1, 40, 128)),))
 
 
-def convnext_turbine() -> str:
+def convnext_turbine() -> Frontend:
     import torch
-    from iree.turbine import aot
     from transformers import ConvNextConfig, ConvNextModel
 
     torch.manual_seed(SEED)
@@ -265,13 +286,11 @@ def convnext_turbine() -> str:
         def forward(self, pixels):
             return self.convnext(pixels).pooler_output
 
-    exported = aot.export(Pooled(ConvNextModel(config).eval()), torch.zeros((1, 3, 64, 64)))
-    return str(exported.mlir_module)
+    return Frontend("turbine", Pooled(ConvNextModel(config).eval()), (torch.zeros((1, 3, 64, 64)),))
 
 
-def qwen2_turbine_dynamic() -> str:
+def qwen2_turbine_dynamic() -> Frontend:
     import torch
-    from iree.turbine import aot
     from transformers import Qwen2Config, Qwen2Model
 
     torch.manual_seed(SEED)
@@ -296,18 +315,16 @@ def qwen2_turbine_dynamic() -> str:
             return outputs.last_hidden_state
 
     length = torch.export.Dim("length", min=2, max=128)
-    exported = aot.export(
+    return Frontend(
+        "turbine",
         LastHiddenState(Qwen2Model(config).eval()),
-        torch.zeros((1, 16), dtype=torch.int64),
-        torch.ones((1, 16), dtype=torch.int64),
-        dynamic_shapes={"ids": {1: length}, "mask": {1: length}},
+        (torch.zeros((1, 16), dtype=torch.int64), torch.ones((1, 16), dtype=torch.int64)),
+        {"ids": {1: length}, "mask": {1: length}},
     )
-    return str(exported.mlir_module)
 
 
-def clip_f16_turbine() -> str:
+def clip_f16_turbine() -> Frontend:
     import torch
-    from iree.turbine import aot
     from transformers import CLIPVisionConfig, CLIPVisionModel
 
     torch.manual_seed(SEED)
@@ -329,12 +346,10 @@ def clip_f16_turbine() -> str:
             return self.vision(pixel_values=pixels).pooler_output
 
     model = Pooled(CLIPVisionModel(config).eval().half())
-    exported = aot.export(model, torch.zeros((1, 3, 32, 32), dtype=torch.float16))
-    return str(exported.mlir_module)
+    return Frontend("turbine", model, (torch.zeros((1, 3, 32, 32), dtype=torch.float16),))
 
 
-def bart_flax() -> str:
-    import jax
+def bart_flax() -> Frontend:
     import jax.numpy as jnp
     from transformers import BartConfig, FlaxBartModel
 
@@ -355,8 +370,9 @@ def bart_flax() -> str:
         outputs = model(input_ids, decoder_input_ids=decoder_input_ids, params=model.params)
         return outputs.last_hidden_state
 
-    ids = jnp.zeros((1, 32), jnp.int32)
-    return jax.jit(translate).lower(ids, jnp.zeros((1, 16), jnp.int32)).as_text()
+    return Frontend(
+        "jax", translate, (jnp.zeros((1, 32), jnp.int32), jnp.zeros((1, 16), jnp.int32))
+    )
 
 
 MODELS = {
@@ -382,7 +398,7 @@ MODELS = {
 
 def main(names: list[str]) -> None:
     for name in names or MODELS:
-        text = MODELS[name]()
+        text = MODELS[name]().mlir()
         (HERE / f"{name}.mlir").write_text(text)
         print(f"{name}.mlir: {len(text) / 1e6:.1f} MB")
 
