@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install vulkan-driver test test-corpus fuzz demo bench lint clean
+.PHONY: install vulkan-driver test test-corpus fuzz demo bench frontends lint clean
 
 # The venv is (re)built whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -35,6 +35,13 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
+
+# The frontends that exported tests/data/models (pinned), in a venv of their own: export.py
+# runs in it, and B14 times each model under its framework's runtime with it (several GB;
+# optional: nothing else needs it).
+frontends:
+	test -x .venv-frontends/bin/python || $(PYTHON) -m venv .venv-frontends
+	.venv-frontends/bin/python -m pip install --quiet -r tests/data/models/requirements.txt
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

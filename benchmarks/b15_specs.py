@@ -38,7 +38,7 @@ from autotune_model.measure import (
 )
 from autotune_model.tuning_setup import DEVICES, flow_phase, input_type_flags
 from benchmarks.common import CaseResult, Settings, geomean
-from benchmarks.models import real_model
+from benchmarks.models import STATIC_REAL, real_model
 from lowering.dispatch_configs import default_configs
 from lowering.driver import SPEC_FLAG, compile_lowered
 
@@ -48,19 +48,6 @@ MEANING = (
     "frozen module it came from (geometric mean over the corpus's static real models)"
 )
 GOAL = 0.02
-MODELS = (
-    "bert_flax",
-    "vit_flax",
-    "vit_bf16_flax",
-    "resnet_flax",
-    "bart_flax",
-    "gpt2_onnx",
-    "squeezenet_onnx",
-    "mobilenet_turbine",
-    "whisper_turbine",
-    "convnext_turbine",
-    "clip_f16_turbine",
-)
 LOADS, BUDGET_S = 3, 4.5
 
 
@@ -129,7 +116,7 @@ def _one(name: str, candidates: int, scratch: Path) -> dict:
 
 
 def run(settings: Settings) -> CaseResult:
-    names = settings.chosen(MODELS[:1] if settings.quick else MODELS)
+    names = settings.chosen(STATIC_REAL[:1] if settings.quick else STATIC_REAL)
     candidates = 2 if settings.quick else 4
     rows = []
     for name in names:

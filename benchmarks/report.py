@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks import b10_model_online, b12_compile_cache, b13_busy, b15_specs
+from benchmarks import b10_model_online, b12_compile_cache, b13_busy, b14_peers, b15_specs
 from benchmarks.common import DOCS, PLOTS, RESULTS
 from benchmarks.report_b11 import plot_b11
 from benchmarks.report_cases import case_table, reading
@@ -29,6 +29,7 @@ TITLES = {
     "B11": "roofline",
     "B12": b12_compile_cache.TITLE,
     "B13": b13_busy.TITLE,
+    "B14": b14_peers.TITLE,
     "B15": b15_specs.TITLE,
 }
 
@@ -48,6 +49,7 @@ MEANINGS = {
     "B11": "time, tuned build / numpy's OpenBLAS (worst of the f32 matmuls, one thread)",
     "B12": b12_compile_cache.MEANING,
     "B13": b13_busy.MEANING,
+    "B14": b14_peers.MEANING,
     "B15": b15_specs.MEANING,
 }
 
@@ -222,6 +224,7 @@ PLOTTERS = {
     "B11": plot_b11,
     "B12": b12_compile_cache.plot,
     "B13": b13_busy.plot,
+    "B14": b14_peers.plot,
     "B15": b15_specs.plot,
 }
 

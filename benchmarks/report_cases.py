@@ -4,7 +4,14 @@ tables (`case_table`), from the case's entry of `benchmarks/results/latest.json`
 
 from __future__ import annotations
 
-from benchmarks import b3_protocol, b10_model_online, b12_compile_cache, b13_busy, b15_specs
+from benchmarks import (
+    b3_protocol,
+    b10_model_online,
+    b12_compile_cache,
+    b13_busy,
+    b14_peers,
+    b15_specs,
+)
 from benchmarks.report_b11 import b11_reading, b11_table
 
 # --- one sentence per case ------------------------------------------------------------------
@@ -164,6 +171,8 @@ def reading(case: dict) -> str:
         return b12_compile_cache.reading(d, r)
     if cid == "B13":
         return b13_busy.reading(d, r)
+    if cid == "B14":
+        return b14_peers.reading(d, r)
     if cid == "B15":
         return b15_specs.reading(d, r)
     return ""
@@ -519,6 +528,8 @@ def case_table(case: dict) -> list[str]:
         return b12_compile_cache.table(d)
     if cid == "B13":
         return b13_busy.table(d)
+    if cid == "B14":
+        return b14_peers.table(d)
     if cid == "B15":
         return b15_specs.table(d)
     return []

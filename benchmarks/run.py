@@ -8,7 +8,7 @@ full size) writes `benchmarks/results/latest.json` (`{"machine": {...}, "cases":
 "ratio", "seconds", "detail"}, ...]}`) and regenerates `docs/benchmarks.md` and its plots
 (`docs/benchmarks/*.png`) from it. A partial run, `--quick` (every case at its smallest
 settings: a smoke test of the cases and the page, a few minutes on 2 cores), `--only`
-(some cases) or `--models` (some of the models that B7, B13 and B15 tune), writes its
+(some cases) or `--models` (some of the models that B7, B13, B14 and B15 tune), writes its
 results, page and plots to `--out` (default `benchmarks/out/partial/`, not tracked) and
 leaves the tracked files alone;
 `--only ... --write-docs` merges its cases into `latest.json` and regenerates the page.
@@ -42,12 +42,29 @@ from benchmarks import (
     b11_roofline,
     b12_compile_cache,
     b13_busy,
+    b14_peers,
     b15_specs,
 )
 from benchmarks.common import DOCS, PLOTS, RESULTS, ROOT, CaseResult, Settings, machine_info
 
 # Run order: B1 last, so that its 1000-group compile gets the time the others left.
-ORDER = ("B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "B12", "B13", "B15", "B1")
+ORDER = (
+    "B2",
+    "B3",
+    "B4",
+    "B5",
+    "B6",
+    "B7",
+    "B8",
+    "B9",
+    "B10",
+    "B11",
+    "B12",
+    "B13",
+    "B14",
+    "B15",
+    "B1",
+)
 BUDGET_S = 22 * 60  # `make bench` finishes within 23 minutes on a 2-core machine
 PARTIAL = ROOT / "benchmarks" / "out" / "partial"  # where partial runs write (git-ignored)
 CASES = {
@@ -64,6 +81,7 @@ CASES = {
     "B11": b11_roofline.run,
     "B12": b12_compile_cache.run,
     "B13": b13_busy.run,
+    "B14": b14_peers.run,
     "B15": b15_specs.run,
 }
 
@@ -81,7 +99,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--models",
         metavar="NAME,NAME",
-        help="the models the cases that tune whole models (B7, B13, B15) take, of their "
+        help="the models the cases that tune whole models (B7, B13, B14, B15) take, of their "
         "own lists (default: all of them; names: the own models and the tests' corpus)",
     )
     parser.add_argument(

@@ -34,6 +34,20 @@ REAL = (
     "whisper_turbine",
 )
 """The real models of the tests' corpus (`tests/data/models/export.py` made them)."""
+STATIC_REAL = (
+    "bert_flax",
+    "vit_flax",
+    "vit_bf16_flax",
+    "resnet_flax",
+    "bart_flax",
+    "gpt2_onnx",
+    "squeezenet_onnx",
+    "mobilenet_turbine",
+    "whisper_turbine",
+    "convnext_turbine",
+    "clip_f16_turbine",
+)
+"""The corpus's models without a dynamic size (B14, B15)."""
 
 
 def real_model(name: str) -> Model:

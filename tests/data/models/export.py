@@ -37,8 +37,8 @@ Each model is built once as a `Frontend` (its framework's function or module and
 example arguments), from which its export is made; `benchmarks/peer_worker.py` runs the
 same `Frontend` under the framework's own runtime (B14).
 
-Run with the pinned frontends of `requirements.txt`:
-    /tmp/export/bin/python tests/data/models/export.py [NAME ...]
+Run with the pinned frontends of `requirements.txt` (`make frontends`):
+    .venv-frontends/bin/python tests/data/models/export.py [NAME ...]
 """
 
 from __future__ import annotations
