@@ -102,12 +102,12 @@ class StopRule:
     early_drop: float = setting(2.0, above=1.0, note="inf: never")
     """How many times slower than the leader a variant is dropped before `min_samples`."""
     early_drop_samples: int = setting(2, at_least=1)
-    """Timed samples, none of them held up by another process that its threads' wait
-    showed, that a variant must have, every one slower than `early_drop` times the
-    leader's median, before it is dropped early. One is not enough on a machine whose
-    hold-ups do not all show: on a CI runner the fastest of three variants (8x apart) had
-    one timed run held up past 2x the reference's, unseen, was dropped, and the
-    reference, 8x slower, won."""
+    """Runs a variant must have, none held up by another process that its threads' wait
+    showed, warm-up runs counting and at least one timed, every one slower than
+    `early_drop` times the leader's median, before it is dropped early. One is not enough
+    on a machine whose hold-ups do not all show: on a CI runner the fastest of three
+    variants (8x apart) had one timed run held up past 2x the reference's, unseen, was
+    dropped, and the reference, 8x slower, won; its warm-up run had been fast."""
     indifference: float = setting(0.03, at_least=0.0, below=1.0)
     """Share of the fastest's median within which remaining variants are alike."""
     tie_band: float | None = setting(None, kind=float, at_least=0.0, below=1.0, group=True)

@@ -41,15 +41,18 @@ variants whose fastest runs were within 6% (the tests' MobileNetV2, `local-task`
 
 Early drop: a variant far slower than the leader is not run until it has `min_samples`.
 Once the leader has a timed sample, a variant is dropped when it has `early_drop_samples`
-timed samples no other process held up (see below) and the fastest of them exceeds
-`early_drop` times the leader's median. A variant is never dropped or eliminated on its
-warm-up (cold) runs alone (a cold run on a busy machine took 10x a warm one, and dropped
-the fastest of three variants), nor on one timed run (a hold-up the threads' wait does not
-show, on a CI runner, dropped the fastest of three variants 8x apart). Guarantees, with
-the defaults: a variant within 2x of the best is never dropped early (it is eliminated, if
-at all, by the interval test on `min_samples` samples); a variant dropped early costs
-`warmup + early_drop_samples` runs instead of `warmup + min_samples`; with
-`early_drop = inf` the rule is the plain successive elimination.
+runs that no other process held up (see below), warm-up runs counting, at least one of
+them a timed sample, and the fastest of them exceeds `early_drop` times the leader's
+median. A variant is never dropped or eliminated on its warm-up (cold) runs alone (a cold
+run on a busy machine took 10x a warm one, and dropped the fastest of three variants), nor
+on one run (a hold-up that the threads' wait does not show, on a CI runner, put one timed
+run of the fastest of three variants 8x apart above 2x the reference's, and it was
+dropped): its warm-up run and its timed run must both be slow, or two timed runs.
+Guarantees, with the defaults: a variant within 2x of the best is never dropped early (it
+is eliminated, if at all, by the interval test on `min_samples` samples); a variant
+dropped early costs `warmup` + 1 runs instead of `warmup + min_samples` where its warm-up
+runs were not held up (+ 2 with `warmup = 0`); with `early_drop = inf` the rule is the
+plain successive elimination.
 
 Disturbed runs: a run during which the process's threads waited for a CPU held by another
 process (`run_queue.disturbed`) says nothing about the variant: it is discounted (counted
@@ -109,9 +112,10 @@ class VariantStats:
     _upper: list[float] = field(default_factory=list, repr=False)
     _minimum: float = field(default=math.inf, repr=False)
     _clean_minimum: float = field(default=math.inf, repr=False)
-    """The fastest sample that no other process held up (what early drop reads)..."""
-    clean_samples: int = 0
-    """...and how many such samples there are."""
+    """The fastest sample that no other process held up (what early drop reads)."""
+    _clean_runs: int = field(default=0, repr=False)
+    _clean_runs_minimum: float = field(default=math.inf, repr=False)
+    """How many runs, warm-up runs too, no other process held up, and the fastest."""
     _median_value: float = field(default=math.inf, repr=False)
     """The median, kept up to date by `add` (inf with no sample, failed or rejected): the
     stop rule reads it many times per call."""
@@ -134,6 +138,9 @@ class VariantStats:
         A `disturbed` run (held up by other processes) is discounted where `discount`
         allows, else a sample that early drop does not read."""
         self.runs += 1
+        if not disturbed and math.isfinite(elapsed_ns):
+            self._clean_runs += 1
+            self._clean_runs_minimum = min(self._clean_runs_minimum, float(elapsed_ns))
         if not math.isfinite(elapsed_ns) or elapsed_ns < 0:
             self.failed = True
             self.eliminated = True
@@ -146,7 +153,6 @@ class VariantStats:
             self._minimum = min(self._minimum, value)
             if not disturbed:
                 self._clean_minimum = min(self._clean_minimum, value)
-                self.clean_samples += 1
             # the lower half (negated: a max-heap) holds as many samples as the upper
             # half, or one more
             if self._lower and value > -self._lower[0]:
@@ -171,6 +177,14 @@ class VariantStats:
     def clean_minimum(self) -> float:
         """The fastest sample that no other process held up (inf with none)."""
         return self._clean_minimum if not self.failed else math.inf
+
+    def far_evidence(self) -> tuple[int, float]:
+        """What early drop reads: how many runs no other process held up, warm-up runs
+        too, and the fastest of them; (0, inf) until one of them is a timed sample (a
+        variant is never judged on its warm-up runs alone)."""
+        if self.failed or self._clean_minimum == math.inf:
+            return 0, math.inf
+        return self._clean_runs, self._clean_runs_minimum
 
     @property
     def cold_minimum(self) -> float:
@@ -395,10 +409,11 @@ def _drop_far(rule: StopRule, variants: list[VariantStats], incumbent: int | Non
         return
     limit = rule.early_drop * lead
     for i, v in enumerate(variants):
+        runs, fastest = v.far_evidence()
         if (
             not v.eliminated
             and i != incumbent
-            and v.clean_samples >= rule.early_drop_samples
-            and limit < v.clean_minimum < math.inf
+            and runs >= rule.early_drop_samples
+            and limit < fastest < math.inf
         ):
             v.eliminated = True

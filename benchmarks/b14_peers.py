@@ -300,7 +300,8 @@ def reading(d: dict, ratio: float) -> str:
     behind = [r for r in rows if r["ratio"] > d["goal_worst"]]
     return (
         f"The tuned IREE modules take {ratio:.3f}x the time of the best of the framework's own "
-        f"CPU runtimes (geometric mean over {len(rows)} models; IREE's stock build "
+        f"CPU runtimes (geometric mean over {len(rows)} model{'s' * (len(rows) != 1)}; IREE's "
+        "stock build "
         f"{d['stock_over_best']:.3f}x); worst {worst['model']} {worst['ratio']:.3f}x. Goal "
         f"(<= {d['goal_geomean']:.2f} on average, <= {d['goal_worst']:.2f} each): "
         f"{'met' if met else 'missed'}. Faster than every native runtime (interval below 1): "

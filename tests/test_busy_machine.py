@@ -103,18 +103,29 @@ def test_held_up_runs_that_no_wait_shows_do_not_eliminate_the_fastest():
 
 def test_one_held_up_run_that_no_wait_shows_does_not_drop_the_fastest():
     """The fastest variant's first timed run takes 10x (over `early_drop` times the
-    reference's) and no wait for a CPU shows it (as on a CI runner): it is not dropped on
-    that one run, and it wins. With `early_drop_samples=1` the same times drop it."""
+    reference's) and no wait for a CPU shows it (as on a CI runner, where this dropped the
+    fastest of three variants 8x apart): its cold run was fast, so it is not dropped on
+    that one run, and it wins. Where its cold run was as slow (two runs held up), the two
+    are the `early_drop_samples` runs that drop it; with 3, a third slow run does."""
 
-    def unseen(variant: int, nth: int) -> tuple[float, float]:
-        if variant == 1 and nth == 1:
-            return WARM_NS[1] * 10, 0.0
-        return WARM_NS[variant], 1_000.0
+    def unseen(slow_runs: tuple[int, ...]):
+        def run(variant: int, nth: int) -> tuple[float, float]:
+            if variant == 1 and nth in slow_runs:
+                return WARM_NS[1] * 10, 0.0
+            return WARM_NS[variant], 1_000.0
 
-    winner, stats = tune(Tuner(one_group()), unseen)
+        return run
+
+    winner, stats = tune(Tuner(one_group()), unseen((1,)))
     assert winner == "fast" and WARM_NS[1] * 10 in stats[1].samples
-    one_run, one_stats = tune(Tuner(one_group(), rule=StopRule(early_drop_samples=1)), unseen)
-    assert one_run != "fast" and one_stats[1].eliminated and len(one_stats[1].samples) == 1
+    two, two_stats = tune(Tuner(one_group()), unseen((0, 1)))
+    assert two != "fast" and two_stats[1].eliminated and two_stats[1].runs == 2
+    three = Tuner(one_group(), rule=StopRule(early_drop_samples=3))
+    winner, stats = tune(three, unseen((0, 1)))
+    assert winner == "fast" and len(stats[1].samples) >= 2
+    three = Tuner(one_group(), rule=StopRule(early_drop_samples=3))
+    winner, stats = tune(three, unseen((0, 1, 2)))
+    assert winner != "fast" and stats[1].eliminated and stats[1].runs == 3
 
 
 def test_a_machine_that_is_never_quiet_still_ends_tuning():

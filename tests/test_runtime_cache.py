@@ -123,9 +123,9 @@ def test_stats_and_decisions_are_exposed(speed_vmfb, tmp_path):
         assert v["runs"] >= 1
         assert v["min_ns"] <= v["median_ns"] if v["samples"] else v["eliminated"]
     slowest = stats["variants"][2]
-    # x256, 256x the work of the fastest, is dropped early: after its cold run and two timed runs
-    # (besides the runs other processes held up, discounted), as the early drop guarantees,
-    # never `warmup + min_samples`
+    # x256, 256x the work of the fastest, is dropped early: after its cold run and a timed run,
+    # or a second timed run where its cold run was held up (besides the runs other
+    # processes held up, discounted), as the early drop guarantees, never `warmup + min_samples`
     assert slowest["runs"] - slowest["discounted"] <= 1 + 2 and slowest["eliminated"]
     assert stats["decision"] == "x1" and stats["variants"][1]["samples"] >= 3
     module.close()
