@@ -256,7 +256,10 @@ def run(settings: Settings) -> CaseResult:
         return CaseResult("B14", TITLE, math.inf, MEANING, {"skipped": reason, "models": []})
     rows = []
     for name in settings.chosen(STATIC_REAL[:1] if settings.quick else STATIC_REAL):
-        row = _one(name, python, settings.scratch)
+        try:
+            row = _one(name, python, settings.scratch)
+        except Exception as err:  # any step of one model: its row says what failed
+            row = {"model": name, "failed": f"{type(err).__name__}: {err}", "runtimes": {}}
         rows.append(row)
         print(f"  B14 {name:>18}: {_row_words(row)}", flush=True)
     ratios = [r["ratio"] for r in rows if "ratio" in r]
@@ -276,6 +279,8 @@ def run(settings: Settings) -> CaseResult:
 
 
 def _row_words(row: dict) -> str:
+    if "failed" in row:
+        return f"failed: {row['failed']}"
     if "best" not in row:
         return "no native runtime ran: " + "; ".join(
             f"{r}: {v['error']}" for r, v in row["runtimes"].items()
@@ -324,6 +329,9 @@ def table(d: dict) -> list[str]:
         "|---|---:|---:|---|---|---|---|",
     ]
     for r in d["models"]:
+        if "failed" in r:
+            lines.append(f"| {r['model']} | - | - | failed: {r['failed']} | - | - | - |")
+            continue
         native = ", ".join(
             f"{k} {v['us']:.0f}" if "us" in v else f"{k}: {v['error']}"
             for k, v in r["runtimes"].items()

@@ -140,7 +140,9 @@ def serve(run: Runner, commands) -> None:
             run()
             _answer({"ns": time.perf_counter_ns() - begin})
         elif command == "result":
-            np.savez(argument, **{f"result_{i}": r for i, r in enumerate(run())})
+            # bfloat16 (which an .npz cannot hold) as float32
+            results = [r.astype(np.float32) if r.dtype.kind == "V" else r for r in run()]
+            np.savez(argument, **{f"result_{i}": r for i, r in enumerate(results)})
             _answer({"saved": argument})
         elif command == "quit":
             return

@@ -49,7 +49,9 @@ def test_ratios_are_taken_within_rounds():
 def test_the_worker_answers_calls_results_and_quit(tmp_path, monkeypatch):
     answers = io.StringIO()
     monkeypatch.setattr(peer_worker, "ANSWERS", answers)
-    outputs = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones(2, np.int64)]
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = np.array([1.5, -2.0], dtype=ml_dtypes.bfloat16)  # saved as float32
+    outputs = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones(2, np.int64), bf16]
     path = tmp_path / "r.npz"
     commands = ["call", f"result {path}", "bogus", "quit", "call"]
     peer_worker.serve(lambda: outputs, iter(c + "\n" for c in commands))
@@ -60,6 +62,8 @@ def test_the_worker_answers_calls_results_and_quit(tmp_path, monkeypatch):
     with np.load(path) as saved:
         np.testing.assert_array_equal(saved["result_0"], outputs[0])
         np.testing.assert_array_equal(saved["result_1"], outputs[1])
+        assert saved["result_2"].dtype == np.float32
+        np.testing.assert_array_equal(saved["result_2"], [1.5, -2.0])
 
 
 @pytest.mark.parametrize(
@@ -117,3 +121,9 @@ def test_the_reading_names_the_models_over_the_goal_and_where_their_time_is():
     assert "m1 (time in `main_dispatch_3_conv` 90 us)" in text
     lines = b14_peers.table(detail)
     assert lines[2].startswith("| m1 | 150 | 200 | torch 100 | 1.500 (1.400-1.600) vs torch |")
+    failed = {"model": "m3", "failed": "RuntimeError: no build", "runtimes": {}}
+    detail["models"].append(failed)
+    assert b14_peers.reading(detail, math.sqrt(1.5 * 0.5)) == text  # a failed row: no ratio
+    assert (
+        b14_peers.table(detail)[-1] == "| m3 | - | - | failed: RuntimeError: no build | - | - | - |"
+    )
