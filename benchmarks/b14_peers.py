@@ -3,7 +3,8 @@
 Each static real model of the tests' corpus (`STATIC_REAL`; `--quick`: the Flax BERT) is
 tuned by `tune_model` with the defaults, then called in one run, interleaved round by
 round (each round every contender once, the order turning each round), with host inputs
-and results, on the machine's cores:
+and results, on the machine's cores (the rounds take every order of the contenders in
+turn: a call after another runtime's runs slower while that runtime's threads spin):
 
 - IREE's stock build and the tuned module (`local-task`; the tuned module settled first);
 - the framework the model came from, run by `benchmarks/peer_worker.py` in the frontends'
@@ -22,6 +23,7 @@ measures nothing.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -112,16 +114,19 @@ class Peer:
 def interleaved(
     contenders: dict[str, Callable[[], int]], budget_s: float, min_rounds: int, clock
 ) -> dict[str, list[int]]:
-    """Call every contender once per round (each returns its call's time, ns), the order
-    turning by one each round, until `min_rounds` rounds and `budget_s` seconds (by
-    `clock`, ns) have passed: each contender's times, round by round."""
-    names = list(contenders)
-    times: dict[str, list[int]] = {n: [] for n in names}
+    """Call every contender once per round (each returns its call's time, ns), the rounds
+    taking every order of the contenders in turn, until `min_rounds` rounds and `budget_s`
+    seconds (by `clock`, ns) have passed: each contender's times, round by round. Every
+    order, not a rotation: a call runs slower after another runtime's (its idle threads
+    still spin: IREE's stock SqueezeNet took 3.9-4.4 ms alone, 5.3-6.7 ms after
+    onnxruntime's), and with three contenders turned by one a round the first followed
+    the third in two rounds of three, the second in one."""
+    orders = list(itertools.permutations(contenders))
+    times: dict[str, list[int]] = {n: [] for n in contenders}
     start = clock()
     rounds = 0
     while rounds < min_rounds or (clock() - start) / 1e9 < budget_s:
-        turn = rounds % len(names)
-        for name in names[turn:] + names[:turn]:
+        for name in orders[rounds % len(orders)]:
             times[name].append(contenders[name]())
         rounds += 1
     return times

@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from benchmarks.common import Settings
 from benchmarks.report_cases import case_table, reading
 
 
-def test_every_contender_runs_once_a_round_the_order_turning():
+def test_every_contender_runs_once_a_round_in_every_order_in_turn():
     calls: list[str] = []
 
     def contender(name: str, ns: int):
@@ -31,10 +32,13 @@ def test_every_contender_runs_once_a_round_the_order_turning():
         min_rounds=4,
         clock=lambda: next(now),
     )
-    assert calls[:12] == list("abcbcacababc")
     # the clock is read after the fourth round (1 s, 2 s: under the budget, a round more
-    # each) and after the sixth (3 s): six rounds
-    assert len(calls) == 3 * 6
+    # each) and after the sixth (3 s): six rounds, the six orders of three
+    assert calls == list("abcacbbacbcacabcba")
+    # within the rounds, each contender runs right after each other one twice
+    rounds = [calls[i : i + 3] for i in range(0, len(calls), 3)]
+    follows = Counter(pair for r in rounds for pair in zip(r, r[1:], strict=False))
+    assert follows == Counter({(x, y): 2 for x in "abc" for y in "abc" if x != y})
     assert times == {"a": [100] * 6, "b": [200] * 6, "c": [400] * 6}
     tuned_over_a = b14_peers.over(times, "c", "a")
     assert tuned_over_a["ratio"] == 4.0 and tuned_over_a["interval"] == [4.0, 4.0]
