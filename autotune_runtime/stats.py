@@ -111,8 +111,8 @@ class VariantStats:
     _lower: list[float] = field(default_factory=list, repr=False)
     _upper: list[float] = field(default_factory=list, repr=False)
     _minimum: float = field(default=math.inf, repr=False)
-    _clean_minimum: float = field(default=math.inf, repr=False)
-    """The fastest sample that no other process held up (what early drop reads)."""
+    _clean_samples: int = field(default=0, repr=False)
+    """Timed samples no other process held up (early drop needs one)."""
     _clean_runs: int = field(default=0, repr=False)
     _clean_runs_minimum: float = field(default=math.inf, repr=False)
     """How many runs, warm-up runs too, no other process held up, and the fastest."""
@@ -152,7 +152,7 @@ class VariantStats:
             self.samples.append(value)
             self._minimum = min(self._minimum, value)
             if not disturbed:
-                self._clean_minimum = min(self._clean_minimum, value)
+                self._clean_samples += 1
             # the lower half (negated: a max-heap) holds as many samples as the upper
             # half, or one more
             if self._lower and value > -self._lower[0]:
@@ -173,16 +173,11 @@ class VariantStats:
     def median(self) -> float:
         return self._median_value
 
-    @property
-    def clean_minimum(self) -> float:
-        """The fastest sample that no other process held up (inf with none)."""
-        return self._clean_minimum if not self.failed else math.inf
-
     def far_evidence(self) -> tuple[int, float]:
         """What early drop reads: how many runs no other process held up, warm-up runs
         too, and the fastest of them; (0, inf) until one of them is a timed sample (a
         variant is never judged on its warm-up runs alone)."""
-        if self.failed or self._clean_minimum == math.inf:
+        if self.failed or not self._clean_samples:
             return 0, math.inf
         return self._clean_runs, self._clean_runs_minimum
 

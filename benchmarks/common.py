@@ -33,7 +33,7 @@ class Settings:
     """Run-wide options: `quick` shrinks every case (smoke runs), `scratch` is a temporary
     folder for compiled modules and cache exports, `deadline` bounds what B1's largest
     compile may take, `models` (None: each case's own list) the models the cases that tune
-    whole models (B7, B13, B15) take."""
+    whole models (B7, B13, B14, B15) take."""
 
     quick: bool
     scratch: Path
