@@ -4,11 +4,13 @@ noisy; a ratio measured side by side is what holds)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
@@ -295,6 +297,69 @@ def _stock_outputs(
     return host_outputs(outputs, config.device)
 
 
+@dataclass
+class SideBySide:
+    """The stock build and a tuned module loaded on one device (one thread pool), the tuned
+    one settled: both functions are raw (no conversion, results left on the device), so
+    that their times hold only what the modules do."""
+
+    tuned: Any
+    """The tuned module's session (`autotune_runtime.session.load`)."""
+    run_stock: Any
+    run_tuned: Any
+    settle_calls: int | None
+    """The calls an `online` module took to settle (None for other policies)."""
+    settled: bool
+
+
+def _settle(tuned, function: str, host_args: Sequence[np.ndarray], policy: str, limit: int):
+    """Settle a loaded tuned module: `online` is called until its groups have decided (at
+    most `limit` calls), `explicit` runs its `__autotune` entry point. Returns the calls
+    taken (None but for `online`) and whether it settled."""
+    if _has_autotune(tuned, policy):
+        tuned.tune()
+    if policy != Policy.ONLINE:
+        return None, True
+    calls = 0
+    while calls < limit and not tuned.settled():
+        tuned.function(function)(*host_args)
+        calls += 1
+    return calls, tuned.settled()
+
+
+@contextlib.contextmanager
+def side_by_side(
+    stock_vmfb: bytes,
+    tuned_vmfb: bytes,
+    function: str,
+    host_args: Sequence[np.ndarray],
+    policy: str,
+    device: str,
+    warmup_calls: int = 400,
+) -> Iterator[SideBySide]:
+    """Both builds of a model loaded on the tuned module's device, the tuned one settled
+    (`_settle`) on `host_args`, no tuning cache read or written."""
+    import iree.runtime as rt
+
+    from autotune_runtime.session import load
+
+    with load(tuned_vmfb, device=device, cache=False) as tuned:
+        stock_module = rt.VmModule.copy_buffer(tuned.config.vm_instance, stock_vmfb)
+        stock_context = rt.SystemContext(vm_modules=[stock_module], config=tuned.config)
+        pair = SideBySide(
+            tuned,
+            stock_context.modules[stock_module.name][function],
+            tuned.context.modules[tuned.module.name][function],
+            *_settle(tuned, function, host_args, policy, warmup_calls),
+        )
+        try:
+            yield pair
+        finally:
+            # The functions go before the module they belong to is unloaded.
+            pair.run_stock = pair.run_tuned = None
+            del stock_context, stock_module
+
+
 def time_model(
     stock_vmfb: bytes,
     tuned_vmfb: bytes,
@@ -310,43 +375,28 @@ def time_model(
     """Time of one call, stock and tuned, side by side (`steadiness.time_rounds`: the
     order alternating each round, the median of the rounds' ratios and its interval; the
     timing goes on, up to three times `budget_s`, while the interval holds `resolve`, where
-    given: the guard's timing gives 1). The tuned module first settles: `online` runs
-    until its groups have decided (at most `warmup_calls`; the calls it took and whether
-    it settled are in the result), `explicit` runs its `__autotune` entry point."""
+    given: the guard's timing gives 1). The tuned module first settles (`side_by_side`;
+    the calls it took and whether it settled are in the result)."""
     import iree.runtime as rt
 
-    from autotune_runtime.session import load
-
     host_args = [operand.array(seed) for seed, operand in enumerate(inputs)]
-    with load(tuned_vmfb, device=device, cache=False) as tuned:
+    with side_by_side(
+        stock_vmfb, tuned_vmfb, function, host_args, policy, device, warmup_calls
+    ) as pair:
         # Inputs on the device once (as a served model keeps its weights): the calls time
         # the modules, not copies of their inputs.
-        args = [rt.asdevicearray(tuned.config.device, a) for a in host_args]
-        # The stock module runs on the tuned one's device: one device, one thread pool.
-        stock_module = rt.VmModule.copy_buffer(tuned.config.vm_instance, stock_vmfb)
-        stock_context = rt.SystemContext(vm_modules=[stock_module], config=tuned.config)
-        # Both called the same way (raw functions: no conversion, results left on the
-        # device), so that the ratio holds only what the modules do.
-        run_stock = stock_context.modules[stock_module.name][function]
-        run_tuned = tuned.context.modules[tuned.module.name][function]
-        if _has_autotune(tuned, policy):
-            tuned.tune()
-        calls = 0
-        while policy == Policy.ONLINE and calls < warmup_calls and not tuned.settled():
-            tuned.function(function)(*host_args)
-            calls += 1
-        settle_calls = calls if policy == Policy.ONLINE else None
-        settled = tuned.settled() if policy == Policy.ONLINE else True
-        run_stock(*args)
-        run_tuned(*args)
+        args = [rt.asdevicearray(pair.tuned.config.device, a) for a in host_args]
+        pair.run_stock(*args)
+        pair.run_tuned(*args)
         rounds = time_rounds(
-            functools.partial(run_stock, *args),
-            functools.partial(run_tuned, *args),
+            functools.partial(pair.run_stock, *args),
+            functools.partial(pair.run_tuned, *args),
             budget_s,
             min_calls,
             resolve,
         )
-        del run_stock, run_tuned, stock_context, stock_module
+        settle_calls, settled = pair.settle_calls, pair.settled
+        del args
     low, high = rounds.interval
     return ModelTiming(
         function,

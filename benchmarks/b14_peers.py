@@ -39,7 +39,7 @@ import numpy as np
 from autotune_bridge import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import host_outputs
-from autotune_model.measure import function_inputs, model_function
+from autotune_model.measure import function_inputs, model_function, side_by_side
 from autotune_model.steadiness import median_interval
 from autotune_model.tuning_setup import flow_phase, input_type_flags
 from benchmarks.common import ROOT, CaseResult, Settings, geomean
@@ -188,10 +188,6 @@ def _agreement(got: list[np.ndarray], native: list[np.ndarray]) -> float | None:
 
 
 def _one(name: str, python: Path, scratch: Path) -> dict:
-    import iree.runtime as rt
-
-    from autotune_runtime.session import load
-
     model = real_model(name)
     tuned = tune_model(model.text, TuneOptions(), filename=name, quiet=True)
     stock = compile_lowered(model.text, "llvm-cpu", extra_args=input_type_flags(model.text))
@@ -201,24 +197,18 @@ def _one(name: str, python: Path, scratch: Path) -> dict:
     row: dict = {"model": name, "base": tuned.report.base.label, "runtimes": {}}
     peers = [Peer(python, name, r, inputs_path) for r in RUNTIMES[name.rsplit("_", 1)[1]]]
     try:
-        with load(tuned.vmfb, device=DEVICE, cache=False) as module:
-            run = module.function(function.name)
-            for _ in range(400):
-                if module.settled():
-                    break
-                run(*host_args)
-            stock_module = rt.VmModule.copy_buffer(module.config.vm_instance, stock)
-            stock_context = rt.SystemContext(vm_modules=[stock_module], config=module.config)
-            stock_fn = stock_context.modules[stock_module.name][function.name]
-            tuned_fn = module.context.modules[module.module.name][function.name]
+        with side_by_side(
+            stock, tuned.vmfb, function.name, host_args, tuned.report.policy, DEVICE
+        ) as pair:
+            device = pair.tuned.config.device
             contenders = {
-                "stock": _iree_call(stock_fn, host_args, module.config.device),
-                "tuned": _iree_call(tuned_fn, host_args, module.config.device),
+                "stock": _iree_call(pair.run_stock, host_args, device),
+                "tuned": _iree_call(pair.run_tuned, host_args, device),
             }
             ready = [p for p in peers if p.error is None]
             contenders.update({p.runtime: p.call for p in ready})
             times = interleaved(contenders, BUDGET_S, MIN_ROUNDS, time.perf_counter_ns)
-            got = host_outputs(tuned_fn(*host_args), module.config.device)
+            got = host_outputs(pair.run_tuned(*host_args), device)
             for p in peers:
                 row["runtimes"][p.runtime] = (
                     {"error": p.error}
