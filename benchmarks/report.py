@@ -302,7 +302,7 @@ def markdown(data: dict, plots: dict[str, str]) -> str:
         "",
         "```sh",
         "make bench                                   # every case; rewrites this page",
-        ".venv/bin/python -m benchmarks.run --quick   # smoke test: every case, smallest settings",
+        ".venv/bin/python -m benchmarks.run --quick   # a smoke test of every case (~9 min)",
         ".venv/bin/python -m benchmarks.run --only B2,B3   # some cases",
         ".venv/bin/python -m benchmarks.run --only B2,B3 --write-docs  # ... merged into this page",
         ".venv/bin/python -m benchmarks.run --only B13 --models mlp,bert_flax  # some models",

@@ -7,10 +7,11 @@ Each case prints its ratio as it finishes; none is an assertion. A whole run (ev
 full size) writes `benchmarks/results/latest.json` (`{"machine": {...}, "cases": [{"id",
 "ratio", "seconds", "detail"}, ...]}`) and regenerates `docs/benchmarks.md` and its plots
 (`docs/benchmarks/*.png`) from it. A partial run, `--quick` (every case at its smallest
-settings: a smoke test of the cases and the page, a few minutes on 2 cores), `--only`
-(some cases) or `--models` (some of the models that B7, B13, B14 and B15 tune), writes its
-results, page and plots to `--out` (default `benchmarks/out/partial/`, not tracked) and
-leaves the tracked files alone;
+settings: a smoke test of the cases and the page, 9 minutes on an idle 2-core machine
+without the frontends' interpreter, where B14 measures nothing), `--only` (some cases) or
+`--models` (some of the models that B7, B13, B14 and B15 tune), writes its results, page
+and plots to `--out` (default `benchmarks/out/partial/`, not tracked) and leaves the
+tracked files alone;
 `--only ... --write-docs` merges its cases into `latest.json` and regenerates the page.
 `--dry-run` prints the cases and the files a run would write, and runs nothing.
 
