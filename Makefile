@@ -2,6 +2,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The optional extras installed with the project. CI adds the frontends (torch, onnx:
+# several GB; `.ci/run`) so that every docs block runs.
+EXTRAS ?= test,jax,ray,triton
 
 .PHONY: install vulkan-driver test test-corpus fuzz demo bench frontends lint clean
 
@@ -9,7 +12,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,jax,ray,triton]'
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 install: $(STAMP) vulkan-driver
