@@ -8,8 +8,9 @@ Each block is a test of its own (`test_every_block_runs_in_order[tune_model.md:5
 block's test first runs the page's earlier blocks that have not run, so that one block can
 be selected alone. A Python block whose first line is `# needs: torch, onnx` (an optional
 frontend) is skipped, naming the modules this interpreter lacks, where one is missing.
-Shell blocks run in `bash -euo pipefail` with this interpreter's scripts folder (the venv's
-`bin/`) first on PATH; Python blocks run in one shared namespace per page, like a reader's
+Shell blocks run in `bash -euo pipefail`, and Python blocks with the commands they start,
+with this interpreter's scripts folder (the venv's `bin/`) first on PATH, as in a reader's
+activated venv; Python blocks run in one shared namespace per page, like a reader's
 session. Each page has its own tuning cache in its folder (`IREE_AUTOTUNE_CACHE`), so
 nothing is written to the user's cache. Blocks of `make` targets and benchmark runs are
 the project's own entry points, which CI (`make test`) or a person (`make demo`; `make
@@ -213,6 +214,7 @@ def page_run(runs: dict[Path, PageRun], page: Path, tmp_path_factory) -> PageRun
 def test_every_block_runs_in_order(page, index, page_runs, tmp_path_factory, monkeypatch):
     run = page_run(page_runs, page, tmp_path_factory)
     monkeypatch.setenv("IREE_AUTOTUNE_CACHE", run.env["IREE_AUTOTUNE_CACHE"])
+    monkeypatch.setenv("PATH", run.env["PATH"])
     run.run_through(index)
 
 
