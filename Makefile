@@ -2,8 +2,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The optional extras installed with the project. CI adds the frontends (torch, onnx:
-# several GB; `.ci/run`) so that every docs block runs.
+# The optional extras installed with the project (`make test EXTRAS=...,torch,onnx` adds
+# the frontends, several GB, so that the docs blocks that need them run).
 EXTRAS ?= test,jax,ray,triton
 
 .PHONY: install vulkan-driver test test-corpus fuzz demo bench frontends lint clean

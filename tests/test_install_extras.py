@@ -1,5 +1,5 @@
 """The package installs as the docs say: every combination of extras that the docs name
-(`pip install 'iree-autotune[jax]'`, the Makefile's `EXTRAS` and CI's, all of them
+(`pip install 'iree-autotune[jax]'`, the Makefile's `EXTRAS`, all of them
 together) resolves with pip, and building the wheel writes nothing into the source tree
 (about a minute with the index at hand).
 
@@ -33,7 +33,7 @@ PACKAGES = ["autotune_contracts", "autotune_runtime", "autotune_dialect", "autot
 PACKAGES += ["lowering", "autotune_model", "autotune_cli"]
 NAMED = re.compile(r"(?:iree-autotune|\.)\[([a-z]+(?:,[a-z]+)*)\]")
 MAKE_EXTRAS = re.compile(r"\bEXTRAS\s*\??=\s*([a-z]+(?:,[a-z]+)*)")
-"""The extras `make` installs: the Makefile's default (`EXTRAS ?= ...`), CI's (`.ci/run`)."""
+"""The extras `make` installs: the Makefile's default (`EXTRAS ?= ...`)."""
 
 
 def make_extras(path: Path) -> set[tuple[str, ...]]:
@@ -59,14 +59,14 @@ def needs_index() -> None:
 
 
 def named_combinations() -> set[tuple[str, ...]]:
-    """Every set of extras the README, docs/*.md, the Makefile and CI install."""
+    """Every set of extras the README, docs/*.md and the Makefile install."""
     texts = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]
     found = {
         tuple(sorted(m.group(1).split(",")))
         for path in texts
         for m in NAMED.finditer(path.read_text())
     }
-    found |= make_extras(ROOT / "Makefile") | make_extras(ROOT / ".ci" / "run")
+    found |= make_extras(ROOT / "Makefile")
     return {names for names in found if set(names) <= set(EXTRAS)}
 
 
@@ -134,14 +134,6 @@ def test_the_docs_name_the_extras_and_all_of_them_together():
     assert {("jax",), ("onnx",), ("ray",), ("torch",), ("triton",)} <= named
     assert ("jax", "onnx", "ray", "torch", "triton") in named
     assert ("jax", "ray", "test", "triton") in named  # the Makefile's
-
-
-def test_ci_installs_every_extra():
-    """So that every docs block runs on CI, the ones that need a frontend too."""
-    (ci,) = make_extras(ROOT / ".ci" / "run")
-    assert set(ci) == set(EXTRAS)
-    (default,) = make_extras(ROOT / "Makefile")
-    assert set(default) < set(EXTRAS) and "test" in default
 
 
 def test_all_extras_together_resolve(tmp_path):
