@@ -32,13 +32,8 @@ EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
 PACKAGES = ["autotune_contracts", "autotune_runtime", "autotune_dialect", "autotune_bridge"]
 PACKAGES += ["lowering", "autotune_model", "autotune_cli"]
 NAMED = re.compile(r"(?:iree-autotune|\.)\[([a-z]+(?:,[a-z]+)*)\]")
-MAKE_EXTRAS = re.compile(r"\bEXTRAS\s*\??=\s*([a-z]+(?:,[a-z]+)*)")
-"""The extras `make` installs: the Makefile's default (`EXTRAS ?= ...`)."""
-
-
-def make_extras(path: Path) -> set[tuple[str, ...]]:
-    """Each set of extras `path` gives `make` to install."""
-    return {tuple(sorted(m.group(1).split(","))) for m in MAKE_EXTRAS.finditer(path.read_text())}
+MAKE_EXTRAS = re.compile(r"^EXTRAS \?= ([a-z]+(?:,[a-z]+)*)$", re.MULTILINE)
+"""The extras `make` installs by default (the Makefile's `EXTRAS ?= ...`)."""
 
 
 @cache
@@ -66,7 +61,10 @@ def named_combinations() -> set[tuple[str, ...]]:
         for path in texts
         for m in NAMED.finditer(path.read_text())
     }
-    found |= make_extras(ROOT / "Makefile")
+    found |= {
+        tuple(sorted(m.group(1).split(",")))
+        for m in MAKE_EXTRAS.finditer((ROOT / "Makefile").read_text())
+    }
     return {names for names in found if set(names) <= set(EXTRAS)}
 
 
