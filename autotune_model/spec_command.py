@@ -63,12 +63,6 @@ def spec_from_report(
     )  # fmt: skip
     run = start(model, options, filename, SerialExecutor(), NoProgress(), (None, None), None)
     run.decisions = merged_decisions(report_decisions(report), load_decisions(cache))
-    if not run.decisions:
-        raise DiagnosticError(
-            f"{filename}: the tune-model report of {report.model} keeps no tuned dispatch"
-            + (f" and the tuning cache {cache} decides none" if cache else "")
-            + ": no tuning spec to write"
-        )
     run.report.cache = cache or f"{report.model}'s report"
     choose_option_set(run)
     choose_thread_count(run, None)

@@ -251,6 +251,20 @@ MODULE_HEAD = (
     "transform.with_named_sequence} {"
 )
 PROBE_HEAD = "module attributes {transform.with_named_sequence} {"
+EMPTY_SPEC = "\n".join(
+    [
+        PROBE_HEAD,
+        "  transform.named_sequence @__kernel_config(%variant: !transform.any_op "
+        "{transform.readonly}) -> !transform.any_op attributes "
+        "{iree_codegen.tuning_spec_entrypoint} {",
+        "    transform.yield %variant : !transform.any_op",
+        "  }",
+        "}",
+    ]
+)
+"""A spec that configures no dispatch: its entry point hands the executable back as it came
+(a `foreach_match` needs at least one matcher; `iree-compile` 3.13 builds the same module
+with it as without a spec)."""
 """A probe's entry point runs several `foreach_match`, which a spec with IREE's default
 entry point (exactly one) may not."""
 
@@ -274,8 +288,11 @@ def probe_text(matchers: Sequence[Matcher]) -> str:
 
 def spec_text(entries: Sequence[tuple[Matcher, str]], header: Sequence[str]) -> str:
     """The tuning spec: `header` as comment lines, then one matcher per (matcher,
-    compilation_info) entry, each applying its `compilation_info`."""
+    compilation_info) entry, each applying its `compilation_info`; with no entry, a spec
+    that configures nothing (`EMPTY_SPEC`)."""
     lines = [f"// {line}" if line else "//" for line in header]
+    if not entries:
+        return "\n".join([*lines, EMPTY_SPEC, ""])
     lines += [
         MODULE_HEAD,
         "  transform.named_sequence @apply_op_config(%op: !transform.any_op "
@@ -411,6 +428,9 @@ def applied_configs(
         return _root_configs(module, roots)
 
 
+NOTHING_KEPT = "no dispatch keeps a tuned configuration"
+
+
 def build_spec(
     flow_text: str,
     target: str,
@@ -422,13 +442,16 @@ def build_spec(
     """The tuning spec that gives each dispatch of `chosen` its `compilation_info` and leaves
     every other dispatch of the flow-phase module (built with `flags`) as IREE configures
     it, checked by applying it (each configured root op has the chosen `lowering_config`);
-    and the dispatches of `chosen` it cannot carry, with why (also in its header). A spec
-    that would carry none is refused, with why."""
+    and the dispatches of `chosen` it cannot carry, with why (also in its header). Where
+    `chosen` is empty (no dispatch keeps a tuned configuration) the spec configures
+    nothing, as the frozen module runs; one that would carry none of `chosen` is refused,
+    with why."""
+    if not chosen:
+        nothing = f"This spec configures no dispatch: {NOTHING_KEPT} (each runs as IREE"
+        return spec_text([], [*header, nothing, "configures it, as in the frozen module)."]), []
     matchers, left = spec_matchers(flow_text, target, arch, flags, chosen)
     if not matchers:
-        raise DiagnosticError(
-            "a tuning spec would carry no dispatch: " + "; ".join(left or ["none is tuned"])
-        )
+        raise DiagnosticError("a tuning spec would carry no dispatch: " + "; ".join(left))
     if left:
         header = [*header, "Not carried by this spec:", *(f"  {line}" for line in left)]
     text = spec_text([(m, chosen[m.export]) for m in matchers], header)
@@ -588,4 +611,6 @@ def model_spec(
         notes.append(f"no tuning spec written: {str(err).removeprefix('error: ')}")
         return None
     notes += [f"the tuning spec does not carry {line}" for line in [*frozen.left, *unmatched]]
+    if not frozen.chosen:
+        notes.append(f"the tuning spec configures no dispatch: {NOTHING_KEPT}")
     return text

@@ -232,6 +232,44 @@ def test_tune_model_writes_the_spec_and_reads_one(tmp_path, monkeypatch, capsys)
     assert spec.read_text() == written  # an input is never written over
 
 
+def iree_fastest(job):
+    """Times in which IREE's own configuration beats every candidate."""
+    return [
+        replace(m, times_ns=[1000 if m.candidate.name == "default" else 2000])
+        for m in fake_benchmark(job)
+    ]
+
+
+def test_where_nothing_is_kept_the_spec_configures_nothing(tmp_path, monkeypatch, capsys):
+    """A frozen model that keeps IREE's configuration of every dispatch runs as the stock
+    build does: `--spec-out` writes a spec that configures nothing (the stock iree-compile
+    builds the stock configurations with it), says so and succeeds; `spec` writes the
+    same from its report."""
+    from autotune_cli.main import main
+    from autotune_model import pipeline
+
+    monkeypatch.setattr(
+        pipeline, "tune_model", functools.partial(tune_model, benchmark_job=iree_fastest)
+    )
+    model = tmp_path / "mlp.mlir"
+    model.write_text(MLP)
+    out, spec = tmp_path / "mlp.vmfb", tmp_path / "mlp.spec.mlir"
+    args = ["tune-model", str(model), "--candidates", "3", "--top-k", "1", "--no-timing", "-q"]
+    assert main([*args, "-o", str(out), "--freeze", "--spec-out", str(spec)]) == 0
+    assert f"and {spec}" in capsys.readouterr().out
+    written = spec.read_text()
+    assert "configures no dispatch: no dispatch keeps a tuned configuration" in written
+    assert "compilation_info" not in written and "foreach_match" not in written
+    report = json.loads((tmp_path / "mlp.tune.json").read_text())
+    assert any("the tuning spec configures no dispatch" in n for n in report["notes"])
+    flags = [*input_type_flags(MLP), *report["base"]["flags"]]
+    assert configurations(MLP, [*flags, f"{SPEC_FLAG}={spec}"]) == configurations(MLP, flags)
+    again = tmp_path / "again.spec.mlir"
+    command = ["spec", str(model), "--report", str(tmp_path / "mlp.tune.json")]
+    assert main([*command, "-o", str(again)]) == 0
+    assert again.read_text() == written
+
+
 def test_a_compile_that_applies_a_spec_runs_on_one_thread():
     """iree-compile 3.13 can hang loading a spec while it configures executables on
     several threads: every compile given a spec, and the command a spec's header names,
