@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The optional extras installed with the project (`make test EXTRAS=...,torch,onnx` adds
-# the frontends, several GB, so that the docs blocks that need them run).
+# the frontends, several GB, so that the docs blocks that need them run; .ci/run does).
 EXTRAS ?= test,jax,ray,triton
 
 .PHONY: install vulkan-driver test test-corpus fuzz demo bench frontends lint clean
