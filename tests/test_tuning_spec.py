@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -206,17 +207,33 @@ def test_the_spec_of_a_real_model_configures_what_a_spec_can_reach(tmp_path):
             assert applied[export] == stock[export]
 
 
-def test_tune_model_writes_the_spec_and_reads_one(tmp_path, monkeypatch, capsys):
+def tune_model_command(monkeypatch, tmp_path, benchmark) -> tuple[Callable, list[str]]:
+    """`iree-autotune`'s entry point, run in this process with `benchmark` in place of
+    timing, and a tune-model command of the MLP written to `tmp_path` (3 candidates, 1
+    kept, the model not timed)."""
     from autotune_cli.main import main
     from autotune_model import pipeline
 
     monkeypatch.setattr(
-        pipeline, "tune_model", functools.partial(tune_model, benchmark_job=fake_benchmark)
+        pipeline, "tune_model", functools.partial(tune_model, benchmark_job=benchmark)
     )
     model = tmp_path / "mlp.mlir"
     model.write_text(MLP)
+    return main, [
+        "tune-model",
+        str(model),
+        "--candidates",
+        "3",
+        "--top-k",
+        "1",
+        "--no-timing",
+        "-q",
+    ]
+
+
+def test_tune_model_writes_the_spec_and_reads_one(tmp_path, monkeypatch, capsys):
+    main, common = tune_model_command(monkeypatch, tmp_path, fake_benchmark)
     out, spec = tmp_path / "mlp.vmfb", tmp_path / "mlp.spec.mlir"
-    common = ["tune-model", str(model), "--candidates", "3", "--top-k", "1", "--no-timing", "-q"]
     assert main([*common, "-o", str(out), "--freeze", "--spec-out", str(spec)]) == 0
     assert f"wrote {out} and {tmp_path / 'mlp.tune.json'} and {spec}" in capsys.readouterr().out
     written = spec.read_text()
@@ -245,16 +262,8 @@ def test_where_nothing_is_kept_the_spec_configures_nothing(tmp_path, monkeypatch
     build does: `--spec-out` writes a spec that configures nothing (the stock iree-compile
     builds the stock configurations with it), says so and succeeds; `spec` writes the
     same from its report."""
-    from autotune_cli.main import main
-    from autotune_model import pipeline
-
-    monkeypatch.setattr(
-        pipeline, "tune_model", functools.partial(tune_model, benchmark_job=iree_fastest)
-    )
-    model = tmp_path / "mlp.mlir"
-    model.write_text(MLP)
+    main, args = tune_model_command(monkeypatch, tmp_path, iree_fastest)
     out, spec = tmp_path / "mlp.vmfb", tmp_path / "mlp.spec.mlir"
-    args = ["tune-model", str(model), "--candidates", "3", "--top-k", "1", "--no-timing", "-q"]
     assert main([*args, "-o", str(out), "--freeze", "--spec-out", str(spec)]) == 0
     assert f"and {spec}" in capsys.readouterr().out
     written = spec.read_text()
@@ -265,7 +274,7 @@ def test_where_nothing_is_kept_the_spec_configures_nothing(tmp_path, monkeypatch
     flags = [*input_type_flags(MLP), *report["base"]["flags"]]
     assert configurations(MLP, [*flags, f"{SPEC_FLAG}={spec}"]) == configurations(MLP, flags)
     again = tmp_path / "again.spec.mlir"
-    command = ["spec", str(model), "--report", str(tmp_path / "mlp.tune.json")]
+    command = ["spec", args[1], "--report", str(tmp_path / "mlp.tune.json")]
     assert main([*command, "-o", str(again)]) == 0
     assert again.read_text() == written
 
