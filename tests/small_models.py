@@ -146,6 +146,20 @@ def conv1d_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.einsum("cik,fck->fi", windows, w)[None]
 
 
+def attention_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Query, keys and values for `ATTENTION`."""
+    rng = np.random.default_rng(3)
+    q, v = (rng.standard_normal((2, 64, 32)).astype(np.float32) for _ in range(2))
+    return q, rng.standard_normal((64, 2, 32)).astype(np.float32), v
+
+
+def attention_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """numpy's `ATTENTION`: softmax(q k^T / 8) v per batch, its result transposed."""
+    scores = np.einsum("bmk,nbk->bmn", q, k) * 0.125
+    p = np.exp(scores - scores.max(axis=2, keepdims=True))
+    return np.einsum("bmn,bnd->bmd", p / p.sum(axis=2, keepdims=True), v).transpose(1, 0, 2)
+
+
 def after_where_the_time_is(report: TuneReport) -> list[str]:
     """A report's summary lines after its first ones, where the model's time is."""
     return summary_lines(report)[len(where_the_time_is(report)) :]

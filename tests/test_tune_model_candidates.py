@@ -21,6 +21,8 @@ from small_models import (
     SMALL,
     assert_close,
     assert_computes_the_mlp,
+    attention_inputs,
+    attention_reference,
     candidates_ranked_by_order,
     conv1d_reference,
     fake_benchmark,
@@ -128,6 +130,43 @@ def test_a_convolution_vectorized_along_one_loop_gets_register_blocks_first():
         for _ in range(40):  # online tuning runs every variant
             got = module.function("conv1d")(x, w)
         np.testing.assert_allclose(got, conv1d_reference(x, w), rtol=1e-4, atol=1e-4)
+
+
+def test_an_attention_gets_its_keys_tile_grown_with_a_block_of_query_rows_first():
+    """IREE's online attention on llvm-cpu vectorizes the head dimension only and takes a
+    few keys a step: its first candidates grow the keys' tile and double the head
+    dimension's vector tile, with a block of 4 query rows; IREE builds them, and the tuned
+    module gives numpy's attention."""
+    flow = flow_phase(ATTENTION, "llvm-cpu", None, "attention.mlir")
+    (config,) = default_configs(flow).values()
+    default = tile_lists(config.lowering_config)
+    vector, reduction = default["vector_common_parallel"], default["vector_reduction"]
+    lane = next(i for i, v in enumerate(vector) if v > 1)
+    key = max(i for i, r in enumerate(reduction) if r)
+    found = candidates(config, limit=8)[1:]
+    lists = [tile_lists(c.compilation_info) for c in found]
+    first = lists[0]
+    assert first["vector_reduction"][key] == 4 * reduction[key]
+    assert first["vector_common_parallel"][lane] == 2 * vector[lane]
+    assert sorted(first["vector_common_parallel"])[-2] == 4  # the block of query rows
+    assert all(changed["distribution"] == default["distribution"] for changed in lists)
+    assert [changed["vector_reduction"][key] for changed in lists[:3]] == [
+        4 * reduction[key],
+        2 * reduction[key],
+        reduction[key],
+    ]
+    options = TuneOptions(candidates=4, top_k=4, time_model=False, combine=False)
+    tuned = tune_model(
+        ATTENTION, options, filename="attention.mlir", benchmark_job=candidates_ranked_by_order
+    )
+    (dispatch,) = tuned.report.dispatches
+    fates = {c.name: c.fate for c in dispatch.candidates}
+    assert all(fates[c.name] not in (FAILED_TO_COMPILE, FAILED, WRONG) for c in found[:4])
+    q, k, v = attention_inputs()
+    with load(tuned.vmfb, device="local-sync", cache=False) as module:
+        for _ in range(40):  # online tuning runs every variant
+            got = module.function("attention")(q, k, v)
+        np.testing.assert_allclose(got, attention_reference(q, k, v), rtol=1e-4, atol=1e-5)
 
 
 def test_round_two_joins_the_best_changes_to_different_tile_lists():
