@@ -121,6 +121,12 @@ def _cpu(config: DispatchConfig, grow_vectors: bool = False) -> Iterator[Candida
         yield from vectors[index : index + 1]
 
 
+Fits = Callable[[list[int], list[int]], bool]
+"""Whether distribution and vector tiles fit each other (each tile a multiple of its
+vector tile)."""
+Make = Callable[[str, dict[str, list[int]]], Candidate]
+"""The candidate that changes the given tile lists, its name from the letter given."""
+
 BLOCK_SIZES = (8, 16)
 """The vector tiles a register block gives the loop it grows (`_blocks`)."""
 
@@ -129,11 +135,7 @@ MOVED_REDUCTION = 4
 
 
 def _blocks(
-    tiles: list[int],
-    vector: list[int],
-    reduction: list[int],
-    fits: Callable[[list[int], list[int]], bool],
-    make: Callable[[str, dict[str, list[int]]], Candidate],
+    tiles: list[int], vector: list[int], reduction: list[int], fits: Fits, make: Make
 ) -> Iterator[Candidate]:
     """Register-block candidates of a root op that IREE vectorizes along one parallel loop
     only (a convolution over its output width, attention over its head dimension): the
@@ -172,15 +174,11 @@ of an attention's candidates (`_attention`), in the order they are tried."""
 
 
 def _attention(
-    tiles: list[int],
-    vector: list[int],
-    reduction: list[int],
-    fits: Callable[[list[int], list[int]], bool],
-    make: Callable[[str, dict[str, list[int]]], Candidate],
+    tiles: list[int], vector: list[int], reduction: list[int], fits: Fits, make: Make
 ) -> Iterator[Candidate]:
     """Candidates of an attention (IREE's online attention: batch, query and head-dimension
     loops, then the two reductions, the keys' last). IREE's configuration on llvm-cpu
-    vectorizes the head dimension only and takes the keys 1 or 2 at a time, so that each
+    vectorizes the head dimension only and takes the keys 1 to 4 at a time, so that each
     step of its online softmax is a tiny matmul: the keys' tile grown and the head
     dimension's vector tile doubled, each with a block of `ATTENTION_ROWS` query rows
     first, then without (`ATTENTION_STEPS`). Timed alone on a 2-core machine: Whisper's
