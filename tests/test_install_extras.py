@@ -1,5 +1,5 @@
 """The package installs as the docs say: every combination of extras that the docs name
-(`pip install 'iree-autotune[jax]'`, the Makefile's `EXTRAS`, all of them
+(`pip install 'iree-autotune[jax]'`, the Makefile's `EXTRAS` and CI's, all of them
 together) resolves with pip, and building the wheel writes nothing into the source tree
 (about a minute with the index at hand).
 
@@ -34,9 +34,13 @@ EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
 PACKAGES = ["autotune_contracts", "autotune_runtime", "autotune_dialect", "autotune_bridge"]
 PACKAGES += ["lowering", "autotune_model", "autotune_cli"]
 NAMED = re.compile(r"(?:iree-autotune|\.)\[([a-z]+(?:,[a-z]+)*)\]")
-MAKE_EXTRAS = re.compile(r"\bEXTRAS ?\??= ?([a-z]+(?:,[a-z]+)*)$", re.MULTILINE)
-"""The extras `make` installs: by default (the Makefile's `EXTRAS ?= ...`) or as given
-(`make test EXTRAS=...`)."""
+MAKE_EXTRAS = re.compile(r"\bEXTRAS\s*\??=\s*([a-z]+(?:,[a-z]+)*)")
+"""The extras `make` installs: the Makefile's default (`EXTRAS ?= ...`), CI's (`.ci/run`)."""
+
+
+def make_extras(path: Path) -> set[tuple[str, ...]]:
+    """Each set of extras `path` gives `make` to install."""
+    return {tuple(sorted(m.group(1).split(","))) for m in MAKE_EXTRAS.finditer(path.read_text())}
 
 
 @cache
@@ -57,26 +61,15 @@ def needs_index() -> None:
 
 
 def named_combinations() -> set[tuple[str, ...]]:
-    """Every set of extras the README, docs/*.md and the Makefile install."""
+    """Every set of extras the README, docs/*.md, the Makefile and CI install."""
     texts = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]
     found = {
         tuple(sorted(m.group(1).split(",")))
         for path in texts
         for m in NAMED.finditer(path.read_text())
     }
-    found |= {tuple(sorted(m.group(1).split(","))) for m in make_extras(ROOT / "Makefile")}
+    found |= make_extras(ROOT / "Makefile") | make_extras(ROOT / ".ci" / "run")
     return {names for names in found if set(names) <= set(EXTRAS)}
-
-
-def make_extras(path: Path) -> list[re.Match[str]]:
-    """Where `path` names the extras `make` installs."""
-    return list(MAKE_EXTRAS.finditer(path.read_text()))
-
-
-def test_ci_installs_every_extra():
-    """So that every docs block runs on CI, those that need a frontend too."""
-    (named,) = make_extras(ROOT / ".ci" / "run")
-    assert set(named.group(1).split(",")) == set(EXTRAS)
 
 
 def source_copy(folder: Path) -> Path:
@@ -143,6 +136,14 @@ def test_the_docs_name_the_extras_and_all_of_them_together():
     assert {("jax",), ("onnx",), ("ray",), ("torch",), ("triton",)} <= named
     assert ("jax", "onnx", "ray", "torch", "triton") in named
     assert ("jax", "ray", "test", "triton") in named  # the Makefile's
+
+
+def test_ci_installs_every_extra():
+    """So that every docs block runs on CI, the ones that need a frontend too."""
+    (ci,) = make_extras(ROOT / ".ci" / "run")
+    assert set(ci) == set(EXTRAS)
+    (default,) = make_extras(ROOT / "Makefile")
+    assert set(default) < set(EXTRAS) and "test" in default
 
 
 def installed(names: list[str]) -> dict[str, str | None]:
