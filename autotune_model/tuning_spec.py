@@ -251,6 +251,8 @@ MODULE_HEAD = (
     "transform.with_named_sequence} {"
 )
 PROBE_HEAD = "module attributes {transform.with_named_sequence} {"
+"""A probe's entry point runs several `foreach_match`, which a spec with IREE's default
+entry point (exactly one) may not."""
 EMPTY_SPEC = "\n".join(
     [
         PROBE_HEAD,
@@ -265,8 +267,6 @@ EMPTY_SPEC = "\n".join(
 """A spec that configures no dispatch: its entry point hands the executable back as it came
 (a `foreach_match` needs at least one matcher; `iree-compile` 3.13 builds the same module
 with it as without a spec)."""
-"""A probe's entry point runs several `foreach_match`, which a spec with IREE's default
-entry point (exactly one) may not."""
 
 
 def probe_text(matchers: Sequence[Matcher]) -> str:
@@ -447,8 +447,11 @@ def build_spec(
     nothing, as the frozen module runs; one that would carry none of `chosen` is refused,
     with why."""
     if not chosen:
-        nothing = f"This spec configures no dispatch: {NOTHING_KEPT} (each runs as IREE"
-        return spec_text([], [*header, nothing, "configures it, as in the frozen module)."]), []
+        nothing = [
+            f"This spec configures no dispatch: {NOTHING_KEPT}",
+            "(each runs as IREE configures it, as in the frozen module).",
+        ]
+        return spec_text([], [*header, *nothing]), []
     matchers, left = spec_matchers(flow_text, target, arch, flags, chosen)
     if not matchers:
         raise DiagnosticError("a tuning spec would carry no dispatch: " + "; ".join(left))
