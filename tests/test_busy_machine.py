@@ -128,6 +128,19 @@ def test_one_held_up_run_that_no_wait_shows_does_not_drop_the_fastest():
     assert winner != "fast" and stats[1].eliminated and stats[1].runs == 3
 
 
+def test_tuning_at_load_keeps_a_held_up_run_it_cannot_make_again():
+    """`init` runs each variant a fixed number of times: a run that another process held
+    up is a sample there (before: left out, the fastest variant had 0 samples at the
+    commit and lost; a test run beside other work saw it)."""
+    tuner = Tuner({0: GroupInfo(0, "g", None, NAMES, "init", keys=((),))}, rule=StopRule())
+    for variant, elapsed in enumerate(WARM_NS):
+        for _ in range(2):  # a warm-up run, then the one timed run, held up on `fast`
+            tuner.record(0, variant, elapsed, (), elapsed if variant == 1 else 0.0)
+    variants = tuner.states[(0, ())].variants
+    assert [len(v.samples) for v in variants] == [1, 1, 1]
+    assert NAMES[tuner.decide(0, ())] == "fast"
+
+
 def test_a_machine_that_is_never_quiet_still_ends_tuning():
     """Every run disturbed: each variant discounts `max_samples` runs, then takes them as
     they come, and tuning commits."""
