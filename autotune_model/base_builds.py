@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.policy import Policy
+from autotune_model.executors import LocalExecutor
 from autotune_model.report import BaseBuild
 from autotune_model.steadiness import Comparison
 from lowering.driver import compile_lowered
@@ -112,33 +113,31 @@ def choose_base(
     arch: str | None,
     input_flags: Sequence[str],
     faster_by: float,
-    ratio: Callable[[bytes, bytes], Comparison],
+    ratio: Callable[..., Comparison],
     stock: bytes | None = None,
     among: Sequence[str] = tuple(BASES),
 ) -> tuple[BaseBuild, bytes]:
-    """The fastest of `BASES` for the model, and its module. `ratio(stock, other)` times
-    two builds of the model against each other in a few fresh loads (`timed_ratio`;
-    injectable). A set may be chosen when it beats the stock build by `faster_by` in each
-    load and by the interval; the fastest of those by its median load is (of two within
-    `CLOSE`, the second where timed against each other it is shown faster), else the stock
-    build stays. `stock`:
-    the stock build, where the caller has it already. `among`: the sets to try (the stock
-    build is built all the same: the others are timed against it, and it is the one to
-    beat only when it is among them)."""
+    """The fastest of `BASES` for the model, and its module. `ratio(stock, other,
+    resolve)` times two builds of the model against each other in a few fresh loads
+    (`timed_ratio`; injectable). A set may be chosen when it beats the stock build by
+    `faster_by` in each load and by the interval; the fastest of those by its median load
+    is (of two within `CLOSE`, the second where timed against each other it is shown
+    faster), else the stock build stays. `stock`: the stock build, where the caller has
+    it already. `among`: the sets to try (the stock build is built all the same: the
+    others are timed against it, and it is the one to beat only when it is among them)."""
     if stock is None:
         stock = compile_lowered(model, target, arch, extra_args=list(input_flags))
     ratios: dict[str, float | None] = {STOCK: 1.0}
     intervals: dict[str, list[float]] = {}
     eligible: dict[str, tuple[float, bytes]] = {}  # the sets that may be taken: median, build
-    for name, flags in BASES.items():
-        if name == STOCK or name not in among:
-            continue
-        try:
-            vmfb = compile_lowered(model, target, arch, extra_args=[*input_flags, *flags])
-        except DiagnosticError:
+    builds = _built(
+        model, target, arch, input_flags, [n for n in BASES if n != STOCK and n in among]
+    )
+    for name, vmfb in builds.items():
+        if vmfb is None:
             ratios[name] = None
             continue
-        compared = ratio(stock, vmfb)
+        compared = ratio(stock, vmfb, 1.0 / faster_by)
         ratios[name] = compared.median
         intervals[name] = list(compared.interval)
         if STOCK not in among or compared.below(1.0 / faster_by):
@@ -161,6 +160,21 @@ def choose_base(
             build.name, build.flags = runner_up, list(BASES[runner_up])
             base = runner_up
     return build, eligible[base][1]
+
+
+def _built(
+    model: str, target: str, arch: str | None, input_flags: Sequence[str], names: Sequence[str]
+) -> dict[str, bytes | None]:
+    """The model built with each named option set (None: IREE refused it), the builds
+    run side by side on this machine's cores (before any is timed)."""
+
+    def build(name: str) -> bytes | None:
+        try:
+            return compile_lowered(model, target, arch, extra_args=[*input_flags, *BASES[name]])
+        except DiagnosticError:
+            return None
+
+    return dict(zip(names, LocalExecutor().run(build, list(names)), strict=True))
 
 
 def bases_of_decisions(
@@ -202,20 +216,33 @@ the median ratio counts (one load at tuning time measured BERT's data-tiled buil
 0.89-0.93 of the stock build's time; the benchmark's timing a little later found it within
 2% of it)."""
 LOADS_BUDGET_S = 4.5
-"""Seconds of interleaved calls over those loads."""
+"""Seconds of interleaved calls over those loads; an option set's load whose interval still
+holds the bound it must beat (`1 / faster_by`: the set not yet told from the stock build
+there) goes on up to three times its share: on a busy machine the rounds' spread widens,
+and a set that loses its interval there is not taken (the Flax BERT tuned beside 2 busy
+processes took data tiling, then the stock build, where tuned idle it took data tiling
+with micro-kernels, 7-9% faster re-timed idle). A set as fast as the stock build (its
+interval around 1, clear of the bound) is not timed longer."""
 
 
-def timed_ratio(
-    function: str, inputs: Sequence[Operand], device: str
-) -> Callable[[bytes, bytes], Comparison]:
+def timed_ratio(function: str, inputs: Sequence[Operand], device: str) -> Callable[..., Comparison]:
     """Time per call of a build over the stock build's, measured interleaved, in each of
-    `LOADS` fresh loads."""
-    from autotune_model.measure import compared, time_model_loads  # (the runtime: only when timing)
+    `LOADS` fresh loads. Where `resolve` is given (the bound a decision reads: a build is
+    taken only when faster than it in every load), each load goes on while its interval
+    holds it (the builds not yet told apart there), and no load follows one slower than
+    it (the build is not taken, whatever the others would say)."""
+    from autotune_model.measure import compared, time_model  # (the runtime: only when timing)
 
-    def ratios(stock: bytes, other: bytes) -> Comparison:
-        _, timings = time_model_loads(
-            stock, other, function, inputs, Policy.STATIC, device, LOADS, LOADS_BUDGET_S
-        )
+    def ratios(stock: bytes, other: bytes, resolve: float | None = None) -> Comparison:
+        timings = []
+        for _ in range(LOADS):  # each a fresh load of both builds
+            timing = time_model(
+                stock, other, function, inputs, Policy.STATIC, device, LOADS_BUDGET_S / LOADS,
+                resolve=resolve,
+            )  # fmt: skip
+            timings.append(timing)
+            if resolve is not None and timing.ratio >= resolve:
+                break
         return compared(timings)
 
     return ratios
@@ -248,7 +275,7 @@ def choose_threads(
     flags: Sequence[str],
     build: bytes,
     threads: int,
-    ratio: Callable[[bytes, bytes], Comparison],
+    ratio: Callable[..., Comparison],
 ) -> tuple[Comparison | None, bytes | None]:
     """The model built with `flags` and told `threads` (`THREADS_FLAG`), timed against
     `build` (the same flags, not told) by `ratio` in a few fresh loads: (the timing, the

@@ -87,8 +87,8 @@ def _by_median(timed):
     """`timed` (a `timed_ratio`) with each comparison reduced to its median load: the set a
     user picks by the median alone."""
 
-    def ratio(stock: bytes, other: bytes) -> Comparison:
-        median = timed(stock, other).median
+    def ratio(stock: bytes, other: bytes, resolve: float | None = None) -> Comparison:
+        median = timed(stock, other, resolve).median
         return Comparison([median], (median, median))
 
     return ratio

@@ -53,7 +53,7 @@ def ratios_in_turn(*values: float | list[float] | Comparison):
     seen: list[tuple[bytes, bytes]] = []
     given = iter(values)
 
-    def ratio(stock: bytes, other: bytes) -> Comparison:
+    def ratio(stock: bytes, other: bytes, resolve: float | None = None) -> Comparison:
         seen.append((stock, other))
         return loads_of(next(given))
 
@@ -84,7 +84,7 @@ def data_tiling_timed_fastest(timed: list, first: float = 0.5, later: float = 0.
     `timed`."""
 
     def fake_ratio(function, inputs, device):
-        def ratio(stock: bytes, other: bytes) -> Comparison:
+        def ratio(stock: bytes, other: bytes, resolve: float | None = None) -> Comparison:
             timed.append(other)
             return loads_of(first if len(timed) == 1 else later)
 
@@ -211,21 +211,27 @@ def test_model_timings_over_loads_take_the_median_load(monkeypatch):
     import autotune_model.measure as measure
     from autotune_model.base_builds import timed_ratio
 
-    ratios = iter([1.35, 0.9, 1.01, 0.8, 0.85, 0.95])
+    ratios = iter([1.35, 0.9, 1.01, 0.8, 0.85, 0.95, 0.9, 0.99, 0.5])
 
-    def fake_time_model(stock, tuned, function, inputs, policy, device, budget_s):
+    def fake_time_model(stock, tuned, function, inputs, policy, device, budget_s, resolve=None):
+        assert resolve == expected_resolve  # a load goes on while its interval holds it
         ratio = next(ratios)  # the load's rounds: 10 around its median
         rounds = [ratio * (1 + d / 100) for d in range(-5, 5)]
         return ModelTiming(function, 1000.0, 1000.0 * ratio, 10, rounds=rounds)
 
     monkeypatch.setattr(measure, "time_model", fake_time_model)
+    expected_resolve = None
     timing, loads = measure.time_model_loads(b"s", b"t", "f", [], "static", "local-task", 3, 3.0)
     assert [t.ratio for t in loads] == [1.35, 0.9, 1.01] and timing is loads[2]
-    compared = timed_ratio("f", [], "local-task")(b"s", b"t")
+    expected_resolve = 1 / 1.03  # an option set's loads: on until they tell it from that bound
+    compared = timed_ratio("f", [], "local-task")(b"s", b"t", 1 / 1.03)
     assert compared.loads == [0.8, 0.85, 0.95]  # each load
     # The interval: order statistics of the 30 rounds of all three loads together.
     rounds = sorted(r * (1 + d / 100) for r in (0.8, 0.85, 0.95) for d in range(-5, 5))
     assert compared.interval == median_interval(rounds) == (rounds[9], rounds[20])
+    # A load slower than the bound: the set cannot be taken, and no third load is made.
+    assert timed_ratio("f", [], "local-task")(b"s", b"t", 1 / 1.03).loads == [0.9, 0.99]
+    assert next(ratios) == 0.5
 
 
 def test_the_fastest_option_set_is_chosen_when_it_beats_the_stock_build():
@@ -236,6 +242,21 @@ def test_the_fastest_option_set_is_chosen_when_it_beats_the_stock_build():
     assert base.ratios == {STOCK: 1.0, "data-tiling": 0.8, "data-tiling+ukernels": 0.5}
     assert vmfb == seen[1][1]  # the module of the chosen build
     assert seen[0][0] == seen[1][0] != vmfb  # each timed against the same stock build
+
+
+def test_an_option_set_is_timed_until_it_is_told_from_the_bound_it_must_beat():
+    """Each set's loads against the stock build go on while their interval holds 1 /
+    `faster_by` (what eligibility reads); the two fastest sets timed against each other,
+    with no bound to reach, are not timed longer."""
+    bounds = []
+
+    def ratio(stock: bytes, other: bytes, resolve: float | None = None) -> Comparison:
+        bounds.append(resolve)
+        return loads_of(0.5 if len(bounds) == 1 else 0.52)
+
+    base, _ = choose_base(MLP, "llvm-cpu", None, [], 1.05, ratio, among=MATMUL_BASES)
+    assert base.head_to_head == ["data-tiling", "data-tiling+ukernels"]
+    assert bounds == [1 / 1.05, 1 / 1.05, None]
 
 
 def test_the_stock_build_stays_unless_another_is_faster_than_the_noise():

@@ -203,7 +203,7 @@ def test_choosing_build_options_is_shown_while_it_runs(monkeypatch):
         raise Chosen(recorder.statuses[-1])
 
     monkeypatch.setattr(
-        tuning_setup, "model_builds_timer", lambda *args: lambda stock, other: [1.0]
+        tuning_setup, "model_builds_timer", lambda *args: lambda stock, other, resolve=None: [1.0]
     )
     monkeypatch.setattr(tuning_pass, "compile_lowered", lambda *args, **kwargs: b"vmfb")
     monkeypatch.setattr(tuning_pass, "choose_base", choose_base)
