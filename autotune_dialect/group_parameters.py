@@ -209,9 +209,10 @@ def verify_parameters(
         sizes = set()
         for sample in workloads.data:  # type: ignore[attr-defined]
             if not isinstance(sample, ArrayAttr) or not all(
-                isinstance(w, IntegerAttr) and w.value.data > 0 for w in sample.data
+                isinstance(w, IntegerAttr) and w.value.data >= 0 for w in sample.data
             ):
-                raise VerifyException("workloads must be a list of lists of positive integers")
+                # (0: an offset a loop's first step passes, an empty batch)
+                raise VerifyException("workloads must be a list of lists of non-negative integers")
             sizes.add(len(sample.data))
         if len(sizes) > 1:
             raise VerifyException("every sample workload must have the same length")

@@ -7,10 +7,19 @@ spelled out with `arith.cmpi` and `arith.select`). `host_values` follows that co
 shapes of example inputs and returns every integer value it can know; a dispatch whose
 operands depend on anything else (data, an op not followed here) has unknown sizes and is
 not benchmarked.
+
+A recurrent model's host code runs its dispatches in an `scf.for` loop over the sequence
+(an LSTM exported through ONNX: each step's matmul takes the step as its offset into the
+input, as its workload too). Inside a loop whose bounds are known, the induction variable
+takes the value of one iteration (`iteration`; the first by default, when the integers the
+loop carries take their initial values too): a dispatch there is benchmarked as the first
+iteration runs it, `times_run` says how many times a call runs it (the loops' trip
+counts) and `workloads_run` the workloads it runs at, iteration by iteration.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import IntegerAttr
@@ -78,10 +87,14 @@ def _defined(name: str, b: int) -> bool:
 
 
 def host_values(
-    function: Operation, arguments: Sequence[SSAValue], input_shapes: Sequence[Sequence[int]]
+    function: Operation,
+    arguments: Sequence[SSAValue],
+    input_shapes: Sequence[Sequence[int]],
+    iteration: int = 0,
 ) -> dict[SSAValue, int]:
     """Integer values of a flow-phase function's body whose `arguments` are buffer views of
-    the given shapes, as far as they follow from those shapes."""
+    the given shapes, as far as they follow from those shapes; inside loops, every loop at
+    its `iteration` (or its last, where it has fewer)."""
     values: dict[SSAValue, int] = {}
     shapes = dict(zip(arguments, input_shapes, strict=True))
     for op in function.walk():
@@ -110,4 +123,71 @@ def host_values(
             chosen = op.operands[1] if values[op.operands[0]] else op.operands[2]
             if chosen in values:
                 values[op.results[0]] = values[chosen]
+        elif name == "scf.for":
+            _at_iteration(op, values, iteration)
     return values
+
+
+def _trip_count(loop: Operation, values: dict[SSAValue, int]) -> int | None:
+    """The iterations of an `scf.for` (operands: lower bound, upper bound, step, initial
+    values), where its bounds are known."""
+    if not all(o in values for o in loop.operands[:3]):
+        return None
+    low, high, step = (values[o] for o in loop.operands[:3])
+    return max(0, math.ceil((high - low) / step)) if step > 0 else None
+
+
+def _at_iteration(loop: Operation, values: dict[SSAValue, int], iteration: int) -> None:
+    """An `scf.for`'s induction variable at its `iteration` (its last where it has fewer),
+    and at the first the integers it carries (their initial values)."""
+    body = loop.regions[0].blocks[0] if loop.regions and loop.regions[0].blocks else None
+    trips = _trip_count(loop, values)
+    if body is None or not trips:
+        return
+    step = min(iteration, trips - 1)
+    values[body.args[0]] = values[loop.operands[0]] + step * values[loop.operands[2]]
+    for initial, carried in zip(loop.operands[3:], body.args[1:], strict=False):
+        if step == 0 and initial in values:
+            values[carried] = values[initial]
+
+
+def times_run(op: Operation, values: dict[SSAValue, int]) -> int:
+    """How many times one run of the host code runs `op`: the trip counts of the
+    `scf.for` loops around it, each where its bounds are known (`values`, from
+    `host_values`; a loop of unknown bounds counts once)."""
+    count = 1
+    parent = op.parent_op()
+    while parent is not None:
+        if op_name(parent) == "scf.for" and (trips := _trip_count(parent, values)) is not None:
+            count *= trips
+        parent = parent.parent_op()
+    return count
+
+
+MAX_ITERATIONS = 64
+"""Iterations of a loop whose workloads `workloads_run` follows (the first ones)."""
+
+
+def workloads_run(
+    function: Operation,
+    arguments: Sequence[SSAValue],
+    input_shapes: Sequence[Sequence[int]],
+    dispatches: Sequence[Operation],
+) -> dict[Operation, list[list[int]]]:
+    """Each of `dispatches` (`flow.dispatch` ops of the function) with the workloads it
+    runs at, in order, each once: one where it is outside loops, one per iteration of its
+    loops where its workload changes with them (the first `MAX_ITERATIONS`). A dispatch
+    whose workload is not known at some iteration has the known ones."""
+    first = host_values(function, arguments, input_shapes)
+    looped = [d for d in dispatches if times_run(d, first) > 1]
+    iterations = max((times_run(d, first) for d in looped), default=1)
+    runs: dict[Operation, list[list[int]]] = {d: [] for d in dispatches}
+    for iteration in range(min(iterations, MAX_ITERATIONS)):
+        values = (
+            first if iteration == 0 else host_values(function, arguments, input_shapes, iteration)
+        )
+        for dispatch in looped if iteration else dispatches:
+            workload = [values.get(w) for w in dispatch.workload]  # type: ignore[attr-defined]
+            if None not in workload and workload not in runs[dispatch]:
+                runs[dispatch].append(workload)  # type: ignore[arg-type]
+    return runs

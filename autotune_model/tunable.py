@@ -86,8 +86,11 @@ class Tunable:
     group: str  # `executable::export__tuned`, as a tuning cache names it
     config: DispatchConfig
     bench: BenchModule
-    workload: list[int]
+    workload: list[int]  # the one its benchmark runs at
     candidates: list[Candidate]
+    workloads_run: list[list[int]] = field(default_factory=list)
+    """Every workload the model runs it at (a loop's steps: `sizes.workloads_run`; none
+    given: `workload`)."""
     result: DispatchResult = field(init=False)
     finalists: list[Candidate] = field(init=False)
     frozen: list[FrozenChoice] = field(init=False, default_factory=list)  # from the cache
@@ -95,6 +98,7 @@ class Tunable:
 
     def __post_init__(self) -> None:
         self.finalists = list(self.candidates)  # the candidates of the current round
+        self.workloads_run = self.workloads_run or [self.workload]
         operands = [o.text for o in self.bench.operands]
         self.result = DispatchResult(self.export, self.config.root_op, self.workload, operands)
 

@@ -72,7 +72,7 @@ def _make_group(
             params["choice"] = tunable.winner_variant
     else:
         if policy in (Policy.EXPLICIT, Policy.INIT):
-            params["workloads"] = [tunable.workload]
+            params["workloads"] = tunable.workloads_run
         if expected:  # offline tuning's winner: the function's fast path runs it
             params["expected"] = tunable.winner_variant  # (`lowering.fast_path`)
     tile_variants(module, first, kept, **params)

@@ -45,7 +45,7 @@ from autotune_model.measure import (
 from autotune_model.report import TUNING, BaseBuild, FrozenChoice, TuneReport
 from autotune_model.root_forms import configured_forms
 from autotune_model.search import Search, climb, combine
-from autotune_model.sizes import host_values
+from autotune_model.sizes import host_values, workloads_run
 from autotune_model.spec_twins import agree_twins, twin_sets
 from autotune_model.tunable import Tunable
 from autotune_model.tuned_module import build_tuned
@@ -212,8 +212,10 @@ def analyse(run: TuningRun) -> Analysis:
     module = parse_module(flow, f"{run.filename} (flow phase)")
     function = model_function(module, options.function, run.model, run.filename)
     inputs = function_inputs(function, options.input_shapes, run.model)
-    values = host_values(function.body, function.arguments, [o.shape for o in inputs])
-    tunables = find_tunables(module, function, configs, values, options, report)
+    shapes = [o.shape for o in inputs]
+    values = host_values(function.body, function.arguments, shapes)
+    runs = workloads_run(function.body, function.arguments, shapes, function.dispatches())
+    tunables = find_tunables(module, function, configs, values, runs, options, report)
     if run.decisions:
         take_cached(tunables, run.decisions, str(report.cache), report)
     tuned = [t for t in tunables if not t.frozen]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from autotune_bridge import parse_module
 from autotune_bridge.iree_configs import ROOT_OP_WORDS, loop_count
@@ -28,6 +29,7 @@ from autotune_model.measure import ModelFunction, function_inputs, model_functio
 from autotune_model.progress import Progress
 from autotune_model.report import TuneReport
 from autotune_model.search import CandidateBuilds
+from autotune_model.sizes import times_run
 from autotune_model.steadiness import Comparison
 from autotune_model.tunable import Tunable, TuneOptions
 from autotune_model.tuned_module import export_name
@@ -89,7 +91,7 @@ def planned_threads(options: TuneOptions, device: str) -> tuple[int | None, bool
 
 def model_builds_timer(
     model: str, stock_flow: str, options: TuneOptions, filename: str, device: str
-) -> Callable[[bytes, bytes], Comparison]:
+) -> Callable[..., Comparison]:
     """`base_builds.timed_ratio` for the model's function on its example inputs."""
     probed = parse_module(stock_flow, f"{filename} (flow phase)")
     probe = model_function(probed, options.function, model, filename)
@@ -164,14 +166,22 @@ def find_tunables(
     module: ModuleOp,
     function: ModelFunction,
     configs: dict[str, DispatchConfig],
-    values,
+    values: dict,
+    runs: dict[Operation, list[list[int]]],
     options: TuneOptions,
     report: TuneReport,
 ) -> list[Tunable]:
     """The dispatches of `function` worth tuning, each with its candidates and its
-    benchmark module; every other dispatch goes to `report.skipped` with the reason."""
+    benchmark module; every other dispatch goes to `report.skipped` with the reason.
+    `values`: the host code's (`sizes.host_values`); `runs`: the workloads each dispatch
+    runs at (`sizes.workloads_run`)."""
     found: dict[str, Tunable] = {}
-    per_call = Counter(export_name(d) for d in function.dispatches())
+    per_call: Counter[str] = Counter()
+    workloads: dict[str, list[list[int]]] = {}
+    for dispatch in function.dispatches():
+        per_call[export_name(dispatch)] += times_run(dispatch, values)
+        run_at = workloads.setdefault(export_name(dispatch), [])
+        run_at += [w for w in runs.get(dispatch, []) if w not in run_at]
     for dispatch in function.dispatches():
         export = export_name(dispatch)
         if export in found or export in report.skipped:
@@ -208,7 +218,9 @@ def find_tunables(
             continue
         workload = [values[w] for w in dispatch.workload]
         group = f"{dispatch.entry_point.root_reference.data}::{export}__tuned"
-        found[export] = Tunable(export, group, config, bench, workload, generated)
+        found[export] = Tunable(
+            export, group, config, bench, workload, generated, workloads[export]
+        )
         found[export].result.per_call = per_call[export]
     return list(found.values())
 
@@ -250,7 +262,7 @@ class TuningRun:
         return self.flows[tuple(flags)]
 
     @functools.cached_property
-    def timed_builds(self) -> Callable[[bytes, bytes], Comparison]:
+    def timed_builds(self) -> Callable[..., Comparison]:
         """Two builds of the model timed against each other (made once)."""
         return model_builds_timer(
             self.model, self.flows[()], self.options, self.filename, self.device

@@ -11,7 +11,6 @@ machine's noise: the lowering is what these tests check, on every dispatch of th
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,7 +23,7 @@ from autotune_runtime.session import load
 from benchmarks.models import CORPUS, REAL
 from lowering.driver import compile_lowered
 
-ENTRY = {"gpt2_onnx": "main_graph", "squeezenet_onnx": "main_graph"}
+ENTRY = {"gpt2_onnx": "main_graph", "squeezenet_onnx": "main_graph", "lstm_onnx": "main_graph"}
 TESTED = (*REAL, "convnext_turbine", "clip_f16_turbine", "bart_flax")
 """B7's real models and the corpus's others of static shapes: transformers' torch ConvNeXt
 (depthwise 7x7 convolutions, channel-last layer norms) and CLIP vision model in float16
@@ -37,6 +36,7 @@ POLICY = {
     "vit_bf16_flax": "explicit",
     "gpt2_onnx": "static",
     "squeezenet_onnx": "explicit",
+    "lstm_onnx": "static",
     "mobilenet_turbine": "online",
     "whisper_turbine": "explicit",
     "convnext_turbine": "online",
@@ -91,6 +91,18 @@ def _corpus_model(name: str):
     return text, path, function, args, _stock_outputs(text, function.name, args)
 
 
+def _tuned(text: str, path: str, compile_job, **options):
+    """The model tuned as these tests tune it: few candidates, no model timing, the
+    candidates ranked by order (every dispatch gets a group), `options` besides."""
+    return tune_model(
+        text,
+        TuneOptions(candidates=2, time_model=False, combine=False, **options),
+        filename=path,
+        compile_job=compile_job,
+        benchmark_job=candidates_ranked_by_order,
+    )
+
+
 def _assert_stock_results(result, expected: list[np.ndarray]) -> None:
     """Compared in float64, within the whole model's tolerance for its type."""
     got = result if isinstance(result, tuple) else [result]
@@ -112,15 +124,8 @@ def test_a_real_model_tuned_under_its_policy_gives_the_stock_results(name, compi
         pytest.skip(f"{name}: the whole corpus runs with make test-corpus (AUTOTUNE_CORPUS=1)")
     text, path, function, args, expected = _corpus_model(name)
     assert function.name == ENTRY.get(name, "main")  # the user's, never `$async`
-    options = TuneOptions(candidates=2, time_model=False, combine=False)
     policy = POLICY[name]
-    tuned = tune_model(
-        text,
-        replace(options, policy=policy, freeze=policy == "static"),
-        filename=path,
-        compile_job=compile_once,
-        benchmark_job=candidates_ranked_by_order,
-    )
+    tuned = _tuned(text, path, compile_once, policy=policy, freeze=policy == "static")
     report = tuned.report
     grouped = [d for d in report.dispatches if d.kept]
     assert grouped, (policy, report.skipped)
@@ -193,14 +198,7 @@ def test_flax_resnet_is_tuned_with_its_stem_pooling_left_as_iree_builds_it(compi
     and said so, the convolutions are tuned, and the online module gives the stock
     build's results."""
     text, path, function, args, expected = _corpus_model("resnet_flax")
-    options = TuneOptions(candidates=2, time_model=False, combine=False)
-    tuned = tune_model(
-        text,
-        options,
-        filename=path,
-        compile_job=compile_once,
-        benchmark_job=candidates_ranked_by_order,
-    )
+    tuned = _tuned(text, path, compile_once)
     report = tuned.report
     pooling = [e for e, why in report.skipped.items() if "did not build" in why]
     assert len(pooling) == 1 and "_conv_" in pooling[0], report.skipped
@@ -222,16 +220,8 @@ def test_a_torch_model_with_dynamic_batch_and_length_tuned_with_data_tiling_runs
     at others. Before, those dispatches were left untuned ("sizes ... not followed"),
     and once one kept a variant the tuned build failed (`flow.tensor.tie_shape`)."""
     text = (CORPUS / "bert_torch_dynamic.mlir").read_text()
-    options = TuneOptions(
-        candidates=2, time_model=False, combine=False, base="data-tiling", input_shapes=((4, 32),)
-    )
-    tuned = tune_model(
-        text,
-        options,
-        filename="tests/data/models/bert_torch_dynamic.mlir",
-        compile_job=compile_once,
-        benchmark_job=candidates_ranked_by_order,
-    )
+    path = "tests/data/models/bert_torch_dynamic.mlir"
+    tuned = _tuned(text, path, compile_once, base="data-tiling", input_shapes=((4, 32),))
     matmuls = [d for d in tuned.report.dispatches if d.root_op == "linalg.mmt4d"]
     assert len(matmuls) >= 3 and all(d.kept for d in matmuls), tuned.report.skipped
     # the keys, tile counts computed with comparisons and selects, are computed again at
@@ -252,20 +242,8 @@ def test_a_torch_model_with_a_dynamic_batch_tuned_online_with_im2col_runs_at_any
     results at the example batch and at others. Before, IREE failed to build it
     ("operation's operand is unlinked" after its IPO pass, or a crash)."""
     text = (CORPUS / "mobilenet_turbine_dynamic.mlir").read_text()
-    options = TuneOptions(
-        candidates=2,
-        time_model=False,
-        combine=False,
-        base="im2col",
-        input_shapes=((4, 3, 64, 64),),
-    )
-    tuned = tune_model(
-        text,
-        options,
-        filename="tests/data/models/mobilenet_turbine_dynamic.mlir",
-        compile_job=compile_once,
-        benchmark_job=candidates_ranked_by_order,
-    )
+    path = "tests/data/models/mobilenet_turbine_dynamic.mlir"
+    tuned = _tuned(text, path, compile_once, base="im2col", input_shapes=((4, 3, 64, 64),))
     kept = [d for d in tuned.report.dispatches if d.kept]
     assert len(kept) >= 30, tuned.report.skipped
     # its sites' keys (the batch) are computed from the input's buffer view: once every
@@ -285,9 +263,6 @@ def test_a_torch_decoder_with_a_dynamic_length_and_its_mask_runs_at_any_length(c
     ones and with a sequence's tail masked (the online module at any size: the dynamic
     MobileNetV2 above)."""
     text = (CORPUS / "qwen2_turbine_dynamic.mlir").read_text()
-    options = TuneOptions(
-        candidates=2, time_model=False, combine=False, input_shapes=((1, 32), (1, 32))
-    )
     rng = np.random.default_rng(0)
     calls = []
     for length, padded in ((32, 0), (7, 0), (64, 5), (32, 3)):
@@ -295,12 +270,13 @@ def test_a_torch_decoder_with_a_dynamic_length_and_its_mask_runs_at_any_length(c
         mask = np.ones((1, length), np.int64)
         mask[0, length - padded :] = 0
         calls.append((ids, mask))
-    tuned = tune_model(
+    tuned = _tuned(
         text,
-        replace(options, policy="static", freeze=True),
-        filename="tests/data/models/qwen2_turbine_dynamic.mlir",
-        compile_job=compile_once,
-        benchmark_job=candidates_ranked_by_order,
+        "tests/data/models/qwen2_turbine_dynamic.mlir",
+        compile_once,
+        input_shapes=((1, 32), (1, 32)),
+        policy="static",
+        freeze=True,
     )
     report = tuned.report
     assert {d.export for d in report.dispatches}.isdisjoint(report.skipped)
@@ -326,3 +302,35 @@ def _assert_runs_as_stock(vmfb: bytes, text: str, inputs: list) -> None:
             expected = [np.asarray(stock.function("main")(*args))]
             for _ in range(3):
                 _assert_stock_results(module.function("main")(*args), expected)
+
+
+@pytest.mark.parametrize("policy", ["online", "explicit"])
+def test_an_lstm_has_the_matmuls_of_its_steps_tuned_where_the_host_code_loops(policy, compile_once):
+    """A torch LSTM exported through ONNX (tests/data/models/lstm_onnx.mlir): the importer
+    writes each layer as a loop over the 16 steps in the host code, and each step's input
+    matmul takes the step as its offset into the sequence. Those matmuls are tuned at the
+    first step's offset (they were skipped: "sizes depend on values the host code
+    computes"), each counted as many times per call as the loops run it, and the module,
+    its groups called inside the loops, gives the stock build's results; explicit tuning
+    decides each step's offset (its key)."""
+    text, path, function, args, expected = _corpus_model("lstm_onnx")
+    tuned = _tuned(text, path, compile_once, policy=policy)
+    report = tuned.report
+    assert not [why for why in report.skipped.values() if "host code" in why], report.skipped
+    per_call = {d.export.split("_dispatch_")[1]: d.per_call for d in report.dispatches}
+    # the first layer's input matmuls (64 features) once a step; the recurrent ones
+    # (4x128x128, one export shared by both layers) once a step of each layer
+    steps_of_input = [n for n in per_call if n.endswith("matmul_4x128x64_f32")]
+    assert len(steps_of_input) == 4 and all(per_call[n] == 16 for n in steps_of_input)
+    assert sorted(per_call.values()).count(32) == 4, per_call
+    assert per_call["19_matmul_4x10x128_f32"] == 1  # the head, after the loops
+    assert all(d.kept for d in report.dispatches)
+    with load(tuned.vmfb, device="local-task", cache=False) as module:
+        run = module.function(function.name)
+        if policy == "explicit":
+            module.tune()
+            decided = {(g.rpartition("::")[2], k) for g, k in module.decisions()}
+            steps = {k for g, k in decided if g.endswith("matmul_4x128x64_f32__tuned")}
+            assert steps == {(step,) for step in range(16)}, sorted(decided)
+        for _ in range(4 if policy == "online" else 1):
+            _assert_stock_results(run(*args), expected)

@@ -30,6 +30,7 @@ REAL = (
     "vit_bf16_flax",
     "gpt2_onnx",
     "squeezenet_onnx",
+    "lstm_onnx",
     "mobilenet_turbine",
     "whisper_turbine",
 )
@@ -42,6 +43,7 @@ STATIC_REAL = (
     "bart_flax",
     "gpt2_onnx",
     "squeezenet_onnx",
+    "lstm_onnx",
     "mobilenet_turbine",
     "whisper_turbine",
     "convnext_turbine",

@@ -198,6 +198,25 @@ def squeezenet_onnx() -> Frontend:
     return Frontend("onnx", model, (torch.zeros((1, 3, 64, 64)),), onnx_stem="squeezenet")
 
 
+def lstm_onnx() -> Frontend:
+    """A two-layer torch LSTM over a sequence of 16 steps and a linear head: ONNX's `LSTM`
+    op, which the importer turns into a loop over the steps in the host code."""
+    import torch
+
+    class Tagger(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(64, 128, num_layers=2, batch_first=True)
+            self.head = torch.nn.Linear(128, 10)
+
+        def forward(self, steps):
+            outputs, _ = self.lstm(steps)
+            return self.head(outputs[:, -1])
+
+    torch.manual_seed(SEED)
+    return Frontend("onnx", Tagger().eval(), (torch.zeros((4, 16, 64)),), onnx_stem="lstm")
+
+
 def mobilenet_turbine() -> Frontend:
     import torch
     import torchvision
@@ -384,6 +403,7 @@ MODELS = {
         resnet_flax,
         gpt2_onnx,
         squeezenet_onnx,
+        lstm_onnx,
         mobilenet_turbine,
         mobilenet_turbine_dynamic,
         bert_torch_dynamic,
