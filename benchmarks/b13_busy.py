@@ -112,9 +112,12 @@ def _quality_part(settings: Settings) -> dict:
     rounds = 40 if settings.quick else 200
     text = matmul_module(b4_quality.SIZES, b4_quality.TILES)
     inputs = b4_quality.inputs()
+    evidence: dict[int, dict] = {}
     with BusyLoad(BUSY):
-        chosen, _ = b4_quality.online_choices(text, inputs)
+        chosen, _ = b4_quality.online_choices(text, inputs, evidence)
     rows = b4_quality.against_best(text, inputs, chosen, rounds, tuning_calls=None)
+    for row in rows:  # (what a wrong choice was made on)
+        row["stop_rule_evidence"] = evidence[row["size"]]
     return {
         "sizes": rows,
         "chosen_over_best": round(geomean(r["chosen_over_best"] for r in rows), 4),

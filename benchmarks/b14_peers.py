@@ -40,6 +40,7 @@ from autotune_bridge import parse_module
 from autotune_model import TuneOptions, tune_model
 from autotune_model.bench import host_outputs
 from autotune_model.measure import function_inputs, model_function, side_by_side
+from autotune_model.sizes import host_values, times_run
 from autotune_model.steadiness import median_interval
 from autotune_model.tuning_setup import flow_phase, input_type_flags
 from benchmarks.common import ROOT, CaseResult, Settings, geomean
@@ -174,6 +175,13 @@ def _where_the_time_is(report) -> list[dict]:
     return sorted(rows, key=lambda r: -r["us"])[:TOP_DISPATCHES]
 
 
+def _dispatches_per_call(function, host_args: list[np.ndarray]) -> int:
+    """The dispatches one call of the stock build's flow phase runs (those in a loop of the
+    host code as many times as it runs them): IREE's cost per dispatch is paid this often."""
+    values = host_values(function.body, function.arguments, [a.shape for a in host_args])
+    return sum(times_run(d, values) for d in function.dispatches())
+
+
 def _agreement(got: list[np.ndarray], native: list[np.ndarray]) -> float | None:
     """The largest difference of the tuned module's results from the framework's, over the
     framework's largest magnitude (None: the results differ in number or shape)."""
@@ -194,7 +202,12 @@ def _one(name: str, python: Path, scratch: Path) -> dict:
     function = model_function(parse_module(flow_phase(model.text, "llvm-cpu", None, name)), None)
     host_args = [op.array(seed) for seed, op in enumerate(function_inputs(function, None))]
     inputs_path = _saved_inputs(host_args, scratch / f"b14-{name}-inputs.npz")
-    row: dict = {"model": name, "base": tuned.report.base.label, "runtimes": {}}
+    row: dict = {
+        "model": name,
+        "base": tuned.report.base.label,
+        "runtimes": {},
+        "dispatches_per_call": _dispatches_per_call(function, host_args),
+    }
     peers = [Peer(python, name, r, inputs_path) for r in RUNTIMES[name.rsplit("_", 1)[1]]]
     try:
         with side_by_side(
@@ -312,7 +325,11 @@ def reading(d: dict, ratio: float) -> str:
 
 
 def _top(row: dict) -> str:
-    return ", ".join(f"`{t['dispatch']}` {t['us']:.0f} us" for t in row["time_in"]) or "-"
+    """Where the tuned module's time is: the stock build's dispatches per call, and the
+    tuned module's dispatches holding the most."""
+    count = row.get("dispatches_per_call")
+    top = ", ".join(f"`{t['dispatch']}` {t['us']:.0f} us" for t in row["time_in"]) or "-"
+    return f"{count} dispatches per call; {top}" if count else top
 
 
 def table(d: dict) -> list[str]:

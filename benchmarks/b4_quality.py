@@ -35,9 +35,12 @@ def inputs() -> dict[int, tuple[np.ndarray, np.ndarray]]:
     return {n: (rng.random((n, n), np.float32), rng.random((n, n), np.float32)) for n in SIZES}
 
 
-def online_choices(text: str, inputs: dict) -> tuple[dict[int, str], dict[int, int]]:
+def online_choices(
+    text: str, inputs: dict, evidence: dict[int, dict] | None = None
+) -> tuple[dict[int, str], dict[int, int]]:
     """Each size's variant chosen by online tuning with the default stop rule (one fresh
-    module, each size called until it commits), and the calls that took."""
+    module, each size called until it commits), and the calls that took; into `evidence`
+    where given, per size, what the stop rule had of each variant when it committed."""
     online = load_module(compile_module(text, "online"))
     chosen, tuning_calls = {}, {}
     for n in SIZES:
@@ -51,8 +54,30 @@ def online_choices(text: str, inputs: dict) -> tuple[dict[int, str], dict[int, i
         tuning_calls[n] = calls
         (variant,) = [v for (g, _), v in online.decisions().items() if g == f"mm{n}::matmul"]
         chosen[n] = variant.removeprefix(f"mm{n}_")
+        if evidence is not None:
+            evidence[n] = _stop_rule_evidence(online, f"mm{n}::matmul", f"mm{n}_")
     online.close()
     return chosen, tuning_calls
+
+
+def _stop_rule_evidence(module, group: str, prefix: str) -> dict[str, dict]:
+    """Each variant of `group` as the stop rule saw it at its commit: runs, timed samples,
+    runs held up by other processes (discounted), median and fastest sample, warm-up runs
+    (us), whether it was eliminated."""
+    (gid,) = [g for g, known in module.groups.items() if known.qualified_name == group]
+    (state,) = [s for (g, _), s in module.tuner.states.items() if g == gid]
+    return {
+        name.removeprefix(prefix): {
+            "runs": v.runs,
+            "samples": len(v.samples),
+            "discounted": v.discounted,
+            "median_us": round(v.median / 1e3, 1) if v.samples else None,
+            "min_us": round(v.minimum / 1e3, 1) if v.samples else None,
+            "warmup_us": [round(c / 1e3, 1) for c in v.cold],
+            "eliminated": v.eliminated,
+        }
+        for name, v in zip(module.groups[gid].variants, state.variants, strict=True)
+    }
 
 
 def against_best(

@@ -116,13 +116,14 @@ def test_the_reading_names_the_models_over_the_goal_and_where_their_time_is():
             "torch": {"us": 100.0, "stock_over": {"ratio": 2.0}, "results_difference": 1e-6}
         },
         "time_in": [{"dispatch": "main_dispatch_3_conv", "us": 90.0}],
+        "dispatches_per_call": 290,
     }
     fast = dict(row, model="m2", ratio=0.5, interval=[0.45, 0.55], time_in=[])
     detail = {"models": [row, fast], "goal_geomean": 1.0, "goal_worst": 1.2, "stock_over_best": 2.0}
     text = b14_peers.reading(detail, math.sqrt(1.5 * 0.5))
     assert "0.866x" in text and "worst m1 1.500x" in text and "missed" in text
     assert "interval below 1): m2" in text
-    assert "m1 (time in `main_dispatch_3_conv` 90 us)" in text
+    assert "m1 (time in 290 dispatches per call; `main_dispatch_3_conv` 90 us)" in text
     lines = b14_peers.table(detail)
     assert lines[2].startswith("| m1 | 150 | 200 | torch 100 | 1.500 (1.400-1.600) vs torch |")
     failed = {"model": "m3", "failed": "RuntimeError: no build", "runtimes": {}}
