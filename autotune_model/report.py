@@ -35,12 +35,25 @@ TUNING = "tuning"  # this run's tuning: the offline winner
 
 @dataclass
 class CandidateResult:
-    """One candidate of a dispatch: its name, what became of it, its median time."""
+    """One candidate of a dispatch: its name, what became of it, its median time, and
+    its time over IREE's own configuration's, round by round in the benchmark run that
+    timed both (`tunable.against`; IREE's own: 1; None where not timed against it)."""
 
     name: str
     fate: str
     median_ns: float | None = None
     detail: str | None = None
+    ratio: float | None = None
+
+
+TIED = 0.03
+"""Kept candidates whose ratios to IREE's own lie within this share of the lowest one's
+are not told apart: the first of them in the search's order runs (round one's before the
+rounds after it). The ratios are paired round by round beside IREE's own, which a burst
+on one call moves less than a median; and two tunings of one model on a busy machine
+then keep the same candidate where their timings differ by noise (the Flax BERT tuned
+twice beside two busy processes kept the same candidate for 60% of its dispatches, by
+the lowest median, most others near-ties)."""
 
 
 @dataclass
@@ -92,9 +105,16 @@ class DispatchResult:
 
     @property
     def best(self) -> CandidateResult | None:
-        """The fastest variant of the tuned module (IREE's own when none was kept)."""
+        """The fastest variant of the tuned module (IREE's own when none was kept): by the
+        ratios to IREE's own, the first within `TIED` of the lowest; by the medians in a
+        report that has no ratios."""
         timed = [c for c in self.candidates if c.fate in (REFERENCE, KEPT) and c.median_ns]
-        return min(timed, key=lambda c: c.median_ns) if timed else None  # type: ignore[arg-type, return-value]
+        if not timed:
+            return None
+        if any(c.ratio is None for c in timed):
+            return min(timed, key=lambda c: c.median_ns)  # type: ignore[arg-type, return-value]
+        lowest = min(c.ratio for c in timed)  # type: ignore[type-var]
+        return next(c for c in timed if c.ratio <= lowest * (1.0 + TIED))  # type: ignore[operator]
 
     @property
     def speedup(self) -> float | None:

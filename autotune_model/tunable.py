@@ -182,7 +182,7 @@ def judge(
             continue
         if candidate.is_default:
             reference = run
-            results.append(CandidateResult(candidate.name, REFERENCE, run.median_ns))
+            results.append(CandidateResult(candidate.name, REFERENCE, run.median_ns, ratio=1.0))
             continue
         if reference is None or not agree(run.outputs, reference.outputs, options.tolerance):
             why = (
@@ -201,6 +201,7 @@ def judge(
     noise, kept = (options.faster_by - 1) * 100, 0
     for run, result in sorted(timed, key=lambda t: t[0].median_ns):
         ratio, high = against(run, reference)
+        result.ratio = ratio
         gain = (1.0 / ratio - 1) * 100
         if ratio * options.faster_by >= 1.0 or high >= 1.0:
             if ratio < 1.0:

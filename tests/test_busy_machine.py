@@ -11,6 +11,7 @@ import os
 import numpy as np
 import pytest
 
+from autotune_model.report import KEPT, REFERENCE, TIED, CandidateResult, DispatchResult
 from autotune_model.steadiness import RETRIES, call_left_alone, median_interval, time_rounds
 from autotune_runtime import StopRule, load
 from autotune_runtime.key_state import GroupInfo
@@ -126,6 +127,29 @@ def test_one_held_up_run_that_no_wait_shows_does_not_drop_the_fastest():
     three = Tuner(one_group(), rule=StopRule(early_drop_samples=3))
     winner, stats = tune(three, unseen((0, 1, 2)))
     assert winner != "fast" and stats[1].eliminated and stats[1].runs == 3
+
+
+def test_near_tie_candidates_leave_the_first_one_kept_running():
+    """Of kept candidates whose ratios to IREE's own differ by less than `TIED`, the first
+    in the search's order runs, whichever measured lower this time (two tunings on a busy
+    machine disagreed on near-ties); a candidate faster beyond it wins; a report written
+    without ratios picks by the medians as before."""
+
+    def dispatch(*kept: tuple[str, float, float]) -> DispatchResult:
+        result = DispatchResult("e", "linalg.matmul", [64], [])
+        result.candidates = [CandidateResult("default", REFERENCE, 1000.0, ratio=1.0)] + [
+            CandidateResult(name, KEPT, median, ratio=ratio) for name, median, ratio in kept
+        ]
+        return result
+
+    near = 0.80 * (1.0 - TIED / 2)
+    assert dispatch(("t8", 800.0, 0.80), ("t16", 780.0, near)).best.name == "t8"
+    far = 0.80 * (1.0 - 2 * TIED)
+    assert dispatch(("t8", 800.0, 0.80), ("t16", 760.0, far)).best.name == "t16"
+    old = dispatch(("t8", 800.0, 0.80), ("t16", 780.0, near))
+    for candidate in old.candidates:
+        candidate.ratio = None
+    assert old.best.name == "t16"
 
 
 def test_tuning_at_load_keeps_a_held_up_run_it_cannot_make_again():
