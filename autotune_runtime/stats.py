@@ -9,11 +9,11 @@ precision.
 Stop rule: successive elimination. Each variant's median gets a two-sided confidence
 interval at the configured confidence, Bonferroni-corrected for the number of comparisons
 with the leader. A variant whose lower bound lies above the leader's upper bound is
-eliminated and never run again, once its fast runs (the lower quartile of its samples) are
-slower than the leader's too: a median above the leader's on runs that other work held up
-unseen eliminates nothing, and sampling goes on. Tuning commits when only the leader is
-left (every variant having reached `min_samples`), or when every remaining variant has
-`max_samples` (the lowest median wins). A failed run counts as an infinite time, and a
+eliminated and never run again, once its fastest sample is slower than the leader's too
+(an incumbent's: its fast runs, below): a median above the leader's on runs that other
+work held up unseen eliminates nothing, and sampling goes on. Tuning commits when only
+the leader is left (every variant having reached `min_samples`), or when every remaining
+variant has `max_samples` (the lowest median wins). A failed run counts as an infinite time, and a
 variant whose results disagree with the reference variant's is rejected: either is
 eliminated at once and never chosen.
 
@@ -352,20 +352,26 @@ def _indifferent(rule: StopRule, variants: list[VariantStats], active: list[int]
 def _eliminate(
     rule: StopRule, variants: list[VariantStats], active: list[int], incumbent: int | None = None
 ) -> bool:
-    """Eliminate the variants the interval test shows slower than the leader whose fast
-    runs (`fast_runs`) are slower than the leader's too. Returns whether it shows one
-    slower by the medians only (its runs that found the machine ready are not slower:
-    other work held up its runs unseen, as on a busy machine, where two held-up samples of
-    three put the fastest of three tile sizes above a variant 1.6x slower), or shows the
-    `incumbent` slower on fewer than `incumbent_samples` samples (its or the leader's):
-    then it stays, and sampling goes on."""
+    """Eliminate the variants the interval test shows slower than the leader whose fastest
+    sample is slower than the leader's too (the `incumbent`: whose fast runs,
+    `fast_runs`, are slower than the leader's by its band). Returns whether it shows one
+    slower by the medians only (a run of it was as fast as the leader's fastest: other
+    work held up its other runs unseen, as on a busy machine, where two held-up samples of
+    three put the fastest of three tile sizes above a variant 1.6x slower, and four of five
+    the fastest above one 1.3x slower, whose lower quartile was its second fastest run),
+    or shows the `incumbent` slower on fewer than `incumbent_samples` samples (its or the
+    leader's): then it stays, and sampling goes on."""
     leader, upper, lower = _intervals(rule, variants, active)
     pending = False
     for i, bound in lower.items():
         margin = max(rule.band, rule.incumbent_band) if i == incumbent else 0.0
         if bound <= upper * (1.0 + margin):
             continue
-        if variants[i].fast_runs() <= variants[leader].fast_runs() * (1.0 + margin) or (
+        if i == incumbent:
+            fast, leader_fast = variants[i].fast_runs(), variants[leader].fast_runs()
+        else:
+            fast, leader_fast = variants[i].minimum, variants[leader].minimum
+        if fast <= leader_fast * (1.0 + margin) or (
             i == incumbent
             and min(len(variants[i].samples), len(variants[leader].samples))
             < rule.incumbent_samples

@@ -129,6 +129,23 @@ def test_one_held_up_run_that_no_wait_shows_does_not_drop_the_fastest():
     assert winner != "fast" and stats[1].eliminated and stats[1].runs == 3
 
 
+def test_a_variant_with_one_run_as_fast_as_the_leaders_fastest_is_not_eliminated():
+    """Four of the fastest variant's five samples held up unseen put its median above a
+    variant 1.3x slower, outside the interval: its fastest sample (242 us, the other's
+    fastest 317) keeps it, and sampling goes on (before: its lower quartile, its second
+    fastest run, was compared, and it was eliminated; beside two busy processes in 1 of
+    10 fresh loads of the tutorial's matmul)."""
+    rule = StopRule(early_drop=math.inf)
+    fastest, slower = VariantStats(), VariantStats()
+    for sample in (242e3, 340e3, 345e3, 350e3, 352e3):
+        fastest.add(sample, warmup=0)
+    for sample in (317e3, 320e3, 322e3):
+        slower.add(sample, warmup=0)
+    following, winner = next_or_winner(rule, [slower, fastest])
+    assert winner is None and not fastest.eliminated and following is not None
+    assert not slower.eliminated
+
+
 def test_near_tie_candidates_leave_the_first_one_kept_running():
     """Of kept candidates whose ratios to IREE's own differ by less than `TIED`, the first
     in the search's order runs, whichever measured lower this time (two tunings on a busy
