@@ -117,11 +117,23 @@ class DispatchResult:
         return next(c for c in timed if c.ratio <= lowest * (1.0 + TIED))  # type: ignore[operator]
 
     @property
-    def speedup(self) -> float | None:
+    def best_ns(self) -> float | None:
+        """The best variant's time per run, as compared with IREE's own: IREE's median
+        times the best's ratio (paired round by round; the two medians, taken apart, may
+        even stand the other way), its own median in a report that has no ratios."""
         best = self.best
-        if best is None or not self.default_ns or not best.median_ns:
+        if best is None or not best.median_ns:
             return None
-        return self.default_ns / best.median_ns
+        if best.ratio is None or not self.default_ns:
+            return best.median_ns
+        return self.default_ns * best.ratio
+
+    @property
+    def speedup(self) -> float | None:
+        best_ns = self.best_ns
+        if not best_ns or not self.default_ns:
+            return None
+        return self.default_ns / best_ns
 
     @property
     def failed(self) -> int:
@@ -541,12 +553,12 @@ def _what_tuning_did(d: DispatchResult) -> str:
     none was kept."""
     if d.frozen and all(f.source == CACHE for f in d.frozen):
         return "as the tuning cache decided"
-    best = d.best
-    if d.kept and best is not None and best.median_ns and d.default_ns:
+    best, speedup = d.best, d.speedup
+    if d.kept and best is not None and speedup:
         gained = ""
         if d.model_gain is not None:
             gained = f", {format_us(d.model_gain.gained_ns)} us per call in the model"
-        return f"runs {best.name}, {d.default_ns / best.median_ns:.2f}x faster alone{gained}"
+        return f"runs {best.name}, {speedup:.2f}x faster alone{gained}"
     tried = [c for c in d.candidates if c.fate != REFERENCE and c.fate not in FAILED]
     fastest = min((c for c in tried if c.median_ns), key=lambda c: c.median_ns or 0.0, default=None)
     if fastest is None or not fastest.median_ns or not d.default_ns:

@@ -120,7 +120,7 @@ def plot_rows(report: TuneReport) -> list[tuple[str, float | None, float | None,
     speedup, or why nothing was kept); the model end to end last, where it was timed."""
     rows = []
     for d in report.dispatches:
-        tuned = d.best.median_ns if d.best else None
+        tuned = d.best_ns
         if d.kept or _from_cache(d):
             speedup = d.speedup
             label = f"{speedup:.2f}x" if speedup else "-"

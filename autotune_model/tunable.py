@@ -114,10 +114,10 @@ class Tunable:
     @property
     def gain_ns(self) -> float:
         """How much faster than IREE's own configuration the best kept candidate ran alone."""
-        best = self.result.best
-        if best is None or self.result.default_ns is None or best.median_ns is None:
+        best_ns, default_ns = self.result.best_ns, self.result.default_ns
+        if best_ns is None or default_ns is None:
             return 0.0
-        return self.result.default_ns - best.median_ns
+        return default_ns - best_ns
 
     @property
     def winner(self) -> str:

@@ -535,7 +535,7 @@ def _measure_gains(run: TuningRun, analysis: Analysis, grouped: Sequence[Tunable
             t.winner_variant,
             t.export,
             t.result.default_ns or 0.0,
-            t.result.best.median_ns if t.result.best and t.result.best.median_ns else 0.0,
+            t.result.best_ns or 0.0,
             max(1, t.result.per_call),
             sum(o.nbytes for o in t.bench.operands),
         )

@@ -169,9 +169,8 @@ def _where_the_time_is(report) -> list[dict]:
     """The tuned module's dispatches holding the most time (as tune-model timed them)."""
     rows = []
     for d in report.dispatches:
-        best = d.best
-        if best is not None and best.median_ns:
-            rows.append({"dispatch": d.export, "us": round(best.median_ns * d.per_call / 1e3, 1)})
+        if d.best_ns:
+            rows.append({"dispatch": d.export, "us": round(d.best_ns * d.per_call / 1e3, 1)})
     return sorted(rows, key=lambda r: -r["us"])[:TOP_DISPATCHES]
 
 

@@ -64,9 +64,7 @@ def _dispatch_rows(report) -> list[dict]:
                 "operands": d.operands,
                 "default_us": None if d.default_ns is None else round(d.default_ns / 1e3, 1),
                 "best": best.name if best else None,
-                "best_us": None
-                if best is None or not best.median_ns
-                else round(best.median_ns / 1e3, 1),
+                "best_us": None if d.best_ns is None else round(d.best_ns / 1e3, 1),
                 "candidates": len(d.candidates),
                 "failed": d.failed,
                 "kept": d.kept,
