@@ -115,8 +115,11 @@ def test_online_explores_round_robin_then_commits(compiled):
 
 def test_committed_calls_do_not_call_the_host(compiled):
     module = load(compiled(tagged_module(), "online"), warmup=0, min_samples=1, max_samples=1)
-    for _ in range(3):
+    for _ in range(12):  # a run of each variant (again where another process held one up)
         module.run(ZEROS)
+        if module.decisions():
+            break
+    assert module.decisions()
     (state,) = module.tuner.states.values()
     selects_before = state.explored_calls
     decided = module.tuner.select
