@@ -146,9 +146,10 @@ def _at_iteration(loop: Operation, values: dict[SSAValue, int], iteration: int) 
         return
     step = min(iteration, trips - 1)
     values[body.args[0]] = values[loop.operands[0]] + step * values[loop.operands[2]]
-    for initial, carried in zip(loop.operands[3:], body.args[1:], strict=False):
-        if step == 0 and initial in values:
-            values[carried] = values[initial]
+    if step == 0:
+        for initial, carried in zip(loop.operands[3:], body.args[1:], strict=False):
+            if initial in values:
+                values[carried] = values[initial]
 
 
 def times_run(op: Operation, values: dict[SSAValue, int]) -> int:
@@ -173,14 +174,16 @@ def workloads_run(
     arguments: Sequence[SSAValue],
     input_shapes: Sequence[Sequence[int]],
     dispatches: Sequence[Operation],
+    first: dict[SSAValue, int],
 ) -> dict[Operation, list[list[int]]]:
     """Each of `dispatches` (`flow.dispatch` ops of the function) with the workloads it
     runs at, in order, each once: one where it is outside loops, one per iteration of its
     loops where its workload changes with them (the first `MAX_ITERATIONS`). A dispatch
-    whose workload is not known at some iteration has the known ones."""
-    first = host_values(function, arguments, input_shapes)
-    looped = [d for d in dispatches if times_run(d, first) > 1]
-    iterations = max((times_run(d, first) for d in looped), default=1)
+    whose workload is not known at some iteration has the known ones. `first`: the
+    function's `host_values` at the first iteration (the caller's)."""
+    counts = {d: times_run(d, first) for d in dispatches}
+    looped = [d for d in dispatches if counts[d] > 1]
+    iterations = max((counts[d] for d in looped), default=1)
     runs: dict[Operation, list[list[int]]] = {d: [] for d in dispatches}
     for iteration in range(min(iterations, MAX_ITERATIONS)):
         values = (

@@ -214,7 +214,7 @@ def analyse(run: TuningRun) -> Analysis:
     inputs = function_inputs(function, options.input_shapes, run.model)
     shapes = [o.shape for o in inputs]
     values = host_values(function.body, function.arguments, shapes)
-    runs = workloads_run(function.body, function.arguments, shapes, function.dispatches())
+    runs = workloads_run(function.body, function.arguments, shapes, function.dispatches(), values)
     tunables = find_tunables(module, function, configs, values, runs, options, report)
     if run.decisions:
         take_cached(tunables, run.decisions, str(report.cache), report)

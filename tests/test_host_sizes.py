@@ -110,8 +110,11 @@ def looped(rows: int):
     """`LOOPED`'s function, its dispatches (before the loop, in it, in a loop of 3 inside
     it, in a loop whose bound is not followed) and the values known at the first step."""
     function = model_function(parse_module(LOOPED), None)
-    dispatches = [op for op in function.body.walk() if op.name == "flow.dispatch"]
-    return function, dispatches, host_values(function.body, function.arguments, [(rows,)])
+    return (
+        function,
+        function.dispatches(),
+        host_values(function.body, function.arguments, [(rows,)]),
+    )
 
 
 def test_a_loop_runs_its_dispatches_as_many_times_as_its_bounds_say():
@@ -124,8 +127,9 @@ def test_a_loop_runs_its_dispatches_as_many_times_as_its_bounds_say():
 
 
 def test_a_dispatch_in_a_loop_runs_at_each_step_s_workload():
-    function, (before, step, inner, nowhere), _ = looped(8)
-    runs = workloads_run(function.body, function.arguments, [(8,)], [before, step, inner, nowhere])
+    function, (before, step, inner, nowhere), values = looped(8)
+    dispatches = [before, step, inner, nowhere]
+    runs = workloads_run(function.body, function.arguments, [(8,)], dispatches, values)
     assert runs[before] == [[8]] and runs[nowhere] == [[5]]
     assert runs[inner] == [[0], [1], [2]]  # its loop's steps, each once
     # only the first step's offset is known: later steps add what the loop carried
