@@ -64,7 +64,12 @@ def test_cli_tunes_a_model_writes_its_report_and_shows_it(tmp_path):
             assert not kept and gain["gained_ns"] < -gain["noise_ns"]
             continue
         if not kept:
-            assert gain is None
+            # IREE's own won (its gain not measured), or the whole model timed against the
+            # stock build may have been slower with the group (a loaded machine), and it went
+            guarded = [
+                c for c in d["candidates"] if "stock build's time with it" in (c["detail"] or "")
+            ]
+            assert gain is None or (guarded and gain["promised_ns"] > 0), d
             continue
         default_ns = d["candidates"][0]["median_ns"]
         saved = default_ns * (1.0 - min(ratios[k] for k in kept))
