@@ -58,6 +58,13 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _fraction(text: str) -> float:
+    value = _non_negative(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a share below 1")
+    return value
+
+
 PROJECT_PACKAGES = ("autotune_", "lowering")
 """The packages whose warnings (the compile cache's, the tuning cache's, tuning's) are
 printed as one `warning:` line, without Python's source line."""
@@ -171,6 +178,7 @@ def _tune_options(args: argparse.Namespace) -> TuneOptions:
         top_k=args.top_k,
         candidates=args.candidates,
         budget=args.budget,
+        small_share=args.small_share,
         tolerance=args.tolerance,
         time_model=not args.no_timing,
         strict_timing=args.strict_timing,
@@ -332,6 +340,15 @@ def _add_search_options(tune: argparse.ArgumentParser) -> None:
         help="go on searching, one step at a time from each dispatch's best candidate, until "
         "building and timing candidates has taken this long (default 0: the first two rounds "
         "only)",
+    )
+    tune.add_argument(
+        "--small-share",
+        type=_fraction,
+        default=0.05,
+        metavar="FRACTION",
+        help="where the model is timed, leave as IREE builds them the smallest dispatches, "
+        "whose times alone add up to at most this share of the tuned dispatches' time "
+        "(default 0.05; 0: tune every one)",
     )
     tune.add_argument(
         "--tolerance",

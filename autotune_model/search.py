@@ -25,6 +25,10 @@ from autotune_model.progress import Progress
 from autotune_model.report import KEPT, NOISE, SLOWER, JobTimes
 from autotune_model.tunable import Tunable, TuneOptions, judge
 
+OWN_SECONDS = 0.05
+"""Seconds per dispatch IREE's own configuration is timed for its share of the model's time
+(`Search.time_own`; the winners' timing takes `BenchmarkJob.seconds`)."""
+
 
 class CandidateBuilds:
     """Builds candidates with the compile job on the executor, taking those the compile
@@ -114,38 +118,57 @@ class Search:
     measured: dict[tuple[str, str], Measured] = field(default_factory=dict)
 
     def build(self, pairs: Sequence[tuple[Tunable, Candidate]]) -> None:
-        """Every (dispatch, candidate) built alone (or taken from the compile cache)."""
+        """Every (dispatch, candidate) built alone (or taken from the compile cache), but
+        those built already."""
+        pairs = [(t, c) for t, c in pairs if (t.export, c.name) not in self.compiled]
         self.compiled.update(self.builds.compile(pairs, self.flags))
 
     def time(self, tunables: Sequence[Tunable]) -> None:
         """Each dispatch's built finalists timed side by side, one job per dispatch (their
         wall time counted in the builds' `times`)."""
+        self._run("benchmark dispatches", [self._job(t, t.finalists) for t in tunables])
+
+    def time_own(self, tunables: Sequence[Tunable]) -> dict[str, float]:
+        """IREE's own configuration of each dispatch, built, timed alone briefly (its share
+        of the model's time is what is asked, not a winner): export -> median ns per
+        dispatch (those that built and ran)."""
+        jobs = [self._job(t, t.candidates[:1], OWN_SECONDS) for t in tunables]
+        self._run("time IREE's own configurations", jobs)
+        own = [self.measured.get((t.export, t.candidates[0].name)) for t in tunables]
+        return {m.dispatch: m.median_ns for m in own if m is not None and m.times_ns}
+
+    def _job(
+        self, tunable: Tunable, candidates: Sequence[Candidate], seconds: float | None = None
+    ) -> BenchmarkJob | None:
+        """The benchmark job of the dispatch's `candidates` that built (None: none did)."""
+        built = tuple(
+            (c, vmfb)
+            for c in candidates
+            if (vmfb := self.compiled[(tunable.export, c.name)].vmfb) is not None
+        )
+        if not built:
+            return None
+        job = BenchmarkJob(
+            tunable.export,
+            built,
+            tunable.bench.operands,
+            self.device,
+            repeats=self.options.repeats,
+            dispatches=tunable.bench.repeat,
+        )
+        return job if seconds is None else replace(job, seconds=seconds)
+
+    def _run(self, phase: str, jobs: Sequence[BenchmarkJob | None]) -> None:
+        """The benchmark jobs run one at a time; what they measured in `measured`."""
         started = time.perf_counter()
-        jobs = []
-        for tunable in tunables:
-            built = tuple(
-                (c, vmfb)
-                for c in tunable.finalists
-                if (vmfb := self.compiled[(tunable.export, c.name)].vmfb) is not None
-            )
-            if built:
-                jobs.append(
-                    BenchmarkJob(
-                        tunable.export,
-                        built,
-                        tunable.bench.operands,
-                        self.device,
-                        repeats=self.options.repeats,
-                        dispatches=tunable.bench.repeat,
-                    )
-                )
-        if not jobs:
+        todo = [j for j in jobs if j is not None]
+        if not todo:
             return
         progress = self.builds.progress
-        progress.phase("benchmark dispatches", len(jobs))
+        progress.phase(phase, len(todo))
         done = self.builds.executor.run(
             self.benchmark_job,
-            jobs,
+            todo,
             lambda r: progress.advance(r[0].dispatch if r else ""),
             alone=True,
             gpu=self.options.target != "llvm-cpu",

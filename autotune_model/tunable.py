@@ -57,6 +57,11 @@ class TuneOptions:
     combine: bool = True  # a second round: the best two changes to different lists together
     packing: bool = True  # a data-tiled build's packs and unpacks tuned too
     budget: float = 0.0  # seconds of search (build + time candidates); rounds climb while left
+    # where the model is timed, the smallest dispatches, whose times alone with IREE's own
+    # configuration add up to at most this share of all the tuned dispatches' time, are left
+    # as IREE builds them: made twice as fast they would gain the model less than half of it
+    # (0: every one is tuned)
+    small_share: float = 0.05
     # a tuned model loses groups while the upper bound of its time's 95% interval over the
     # stock build's, timed side by side, is above this (`ModelTiming.upper`)
     slower_at_most: float = 1.0

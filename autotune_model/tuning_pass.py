@@ -232,7 +232,9 @@ def search_candidates(run: TuningRun, analysis: Analysis) -> None:
     flags = (*target_flags(options.target, options.arch), *report.base.flags, *FROM_FLOW)
     search = Search(flags, run.device, options, run.builds, run.benchmark_job)
     searching = time.perf_counter()
-    search.build([(t, c) for t in tuned for c in t.candidates])
+    if run.benchmarked and options.time_model and options.small_share > 0:
+        _leave_small_dispatches(run, analysis, search)
+    search.build([(t, c) for t in analysis.tuned for c in t.candidates])
     run.lap("compile")
     _leave_unbuilt_forms(run, analysis, search)
     tuned = analysis.tuned
@@ -253,6 +255,46 @@ def search_candidates(run: TuningRun, analysis: Analysis) -> None:
         run.lap("search")
     report.dispatches = [t.result for t in analysis.tunables]
     mark_incumbents(analysis.tunables, analysis.incumbents, options.spec_in, report.notes)
+
+
+def _leave_small_dispatches(run: TuningRun, analysis: Analysis, search: Search) -> None:
+    """Where the model is timed: IREE's own configuration of every dispatch built and
+    timed first; the smallest dispatches, whose times per call add up to at most
+    `options.small_share` of all of theirs, are left as IREE builds them (their candidates
+    are never built): tuning them cannot pay."""
+    share = run.options.small_share
+    search.build([(t, t.candidates[0]) for t in analysis.tuned])
+    own = search.time_own(analysis.tuned)
+    per_call = {
+        t.export: own[t.export] * max(1, t.result.per_call)
+        for t in analysis.tuned
+        if t.export in own
+    }
+    small = smallest(per_call, share)
+    if not small:
+        return
+    total = sum(per_call.values())
+    together = sum(per_call[e] for e in small) / total
+    for export in small:
+        run.report.skipped[export] = (
+            f"{per_call[export] / 1e3:.1f} us per call alone with IREE's own configuration: "
+            f"among the smallest dispatches, which together take {together:.1%} of the "
+            f"tuned dispatches' {total / 1e3:.1f} us (at most {share:.0%}, --small-share): "
+            "tuning them cannot pay; left as IREE builds it"
+        )
+    analysis.tunables = [t for t in analysis.tunables if t.export not in small]
+    analysis.tuned = [t for t in analysis.tuned if t.export not in small]
+
+
+def smallest(times: dict[str, float], share: float) -> set[str]:
+    """The keys of the smallest `times` that add up to at most `share` of their sum."""
+    total, together, small = sum(times.values()), 0.0, set()
+    for key, value in sorted(times.items(), key=lambda item: item[1]):
+        together += value
+        if together > share * total:
+            break
+        small.add(key)
+    return small
 
 
 def _leave_unbuilt_forms(run: TuningRun, analysis: Analysis, search: Search) -> None:

@@ -93,10 +93,11 @@ def _corpus_model(name: str):
 
 def _tuned(text: str, path: str, compile_job, **options):
     """The model tuned as these tests tune it: few candidates, no model timing, the
-    candidates ranked by order (every dispatch gets a group), `options` besides."""
+    candidates ranked by order (every dispatch gets a group, however small), `options`
+    besides."""
     return tune_model(
         text,
-        TuneOptions(candidates=2, time_model=False, combine=False, **options),
+        TuneOptions(candidates=2, time_model=False, combine=False, small_share=0.0, **options),
         filename=path,
         compile_job=compile_job,
         benchmark_job=candidates_ranked_by_order,

@@ -17,6 +17,7 @@ from autotune_model.bench import BenchmarkJob, Measured
 from autotune_model.candidates import Candidate, around, candidates
 from autotune_model.report import KEPT
 from autotune_model.search import _within
+from autotune_model.tuning_pass import smallest
 from autotune_model.tuning_setup import flow_phase
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
@@ -109,3 +110,38 @@ def test_a_round_takes_what_the_budget_allows_one_dispatch_at_a_time():
     assert _within({"x": a, "y": b}, 3) == {"x": a[:2], "y": b[:1]}
     assert _within({"x": a, "y": b}, 10) == {"x": a, "y": b}
     assert _within({"x": a, "y": b}, 0) == {}
+
+
+def test_the_smallest_times_adding_up_to_at_most_the_share_are_named():
+    times = {"a": 50.0, "b": 30.0, "c": 10.0, "d": 5.0, "e": 3.0, "f": 2.0}
+    assert smallest(times, 0.05) == {"e", "f"}
+    assert smallest(times, 0.10) == {"d", "e", "f"}
+    assert smallest(times, 0.0) == set()
+    assert smallest({"alone": 7.0}, 0.99) == set()
+
+
+def test_a_dispatch_whose_time_cannot_pay_is_left_as_iree_builds_it():
+    # IREE's own second matmul takes 1/50 of the first's time: 2% of the two together
+    jobs: list[tuple[str, list[str]]] = []
+
+    def benchmark(job: BenchmarkJob) -> list[Measured]:
+        jobs.append((job.dispatch, [c.name for c, _ in job.candidates]))
+        scale = 20 if "dispatch_1" in job.dispatch else 1000
+        return [
+            Measured(job.dispatch, c, [scale if c.is_default else scale // 2], [])
+            for c, _ in job.candidates
+        ]
+
+    # (where the model is timed: the stock build, IREE's thread count, no gains measured)
+    options = replace(OPTIONS, time_model=True, base="stock", threads="iree", dispatch_gains=False)
+    assert options.small_share == 0.05
+    report = tune_model(MLP, options, benchmark_job=benchmark).report
+    small = "mlp_dispatch_1_matmul_16x128x512_f32"
+    assert [d.export for d in report.dispatches] == ["mlp_dispatch_0_matmul_16x512x256_f32"]
+    assert "cannot pay" in report.skipped[small] and "2.0%" in report.skipped[small]
+    # its candidates never built nor timed: IREE's own alone, once
+    assert [names for dispatch, names in jobs if dispatch == small] == [["default"]]
+    jobs.clear()
+    report = tune_model(MLP, replace(options, small_share=0.0), benchmark_job=benchmark).report
+    assert small in [d.export for d in report.dispatches] and small not in report.skipped
+    assert all(len(names) > 1 for _, names in jobs)
