@@ -226,9 +226,10 @@ def analyse(run: TuningRun) -> Analysis:
 
 
 def search_candidates(run: TuningRun, analysis: Analysis) -> None:
-    """Every candidate compiled, benchmarked where the device is here, judged, combined
-    and searched further; each dispatch's result in the report."""
-    options, report, tuned = run.options, run.report, analysis.tuned
+    """Every candidate compiled (but the smallest dispatches', `_leave_small_dispatches`),
+    benchmarked where the device is here, judged, combined and searched further; each
+    dispatch's result in the report."""
+    options, report = run.options, run.report
     flags = (*target_flags(options.target, options.arch), *report.base.flags, *FROM_FLOW)
     search = Search(flags, run.device, options, run.builds, run.benchmark_job)
     searching = time.perf_counter()
@@ -264,7 +265,9 @@ def _leave_small_dispatches(run: TuningRun, analysis: Analysis, search: Search) 
     are never built): tuning them cannot pay."""
     share = run.options.small_share
     search.build([(t, t.candidates[0]) for t in analysis.tuned])
+    run.lap("compile")
     own = search.time_own(analysis.tuned)
+    run.lap("benchmark")
     per_call = {
         t.export: own[t.export] * max(1, t.result.per_call)
         for t in analysis.tuned
