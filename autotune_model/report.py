@@ -543,7 +543,7 @@ def where_the_time_is(report: TuneReport) -> list[str]:
     if report.skipped:
         lines.append(
             f"  and {len(report.skipped)} dispatch{'' if len(report.skipped) == 1 else 'es'} not "
-            "tuned (their time is not measured alone; why: the 'not tuned' lines)"
+            "tuned (why, and the time alone of those too small to pay: the 'not tuned' lines)"
         )
     return lines
 

@@ -1,6 +1,10 @@
 """The search over each dispatch's candidates: rounds of building (or taking from the
 compile cache) and timing side by side.
 
+Before round one, where the model is timed, IREE's own configuration of each dispatch may
+be timed alone (`Search.time_own`): the smallest dispatches are then not searched
+(`TuneOptions.small_share`).
+
 Round one builds and times the candidates around IREE's configuration (`candidates`).
 Round two joins the best two changes to different tile lists (`combined`). Later rounds,
 while the budget lasts (`TuneOptions.budget`, seconds), climb: each dispatch whose best

@@ -13,9 +13,9 @@ eliminated and never run again, once its fastest sample is slower than the leade
 (an incumbent's: its fast runs, below): a median above the leader's on runs that other
 work held up unseen eliminates nothing, and sampling goes on. Tuning commits when only
 the leader is left (every variant having reached `min_samples`), or when every remaining
-variant has `max_samples` (the lowest median wins). A failed run counts as an infinite time, and a
-variant whose results disagree with the reference variant's is rejected: either is
-eliminated at once and never chosen.
+variant has `max_samples` (the lowest median wins). A failed run counts as an infinite
+time, and a variant whose results disagree with the reference variant's is rejected:
+either is eliminated at once and never chosen.
 
 Indifference: once every remaining variant has `min_samples`, tuning also commits to the
 leader when no other variant can be more than `indifference` (default 3%) faster than it at
