@@ -13,8 +13,8 @@ the dynamic dimensions of a function group's tensor arguments).
 | `now_ns` | - | i64 | monotonic clock in nanoseconds |
 | `select_wN` | group, w0..wN-1 | variant: i32, committed: i32, validate: i32 | variant to run next for this workload key; committed != 0 once the choice is final; validate != 0 asks the caller to also run the reference variant and `compare` |
 | `record_wN` | group, variant, elapsed_ns, w0..wN-1 | - | one timed run of a variant |
-| `decide_wN` | group, w0..wN-1 | variant: i32 | commit now to the best variant measured so far |
-| `decided_wN` | group, w0..wN-1 | variant: i32 | the variant already committed for this key (by the tuning cache or earlier calls), -1 when none |
+| `decide_wN` | group, w0..wN-1 | variant: i32 | commit now to the best variant measured so far (imported by `init` modules built before `__autotune_init` looped; served for them) |
+| `decided_wN` | group, w0..wN-1 | variant: i32 | the variant already committed for this key (by the tuning cache or earlier calls), -1 when none (as `decide_wN`) |
 | `check_wN` | group, variant, result index, w0..wN-1, view | - | a variant's result on synthetic inputs, compared with the reference variant's |
 | `compare_wN` | group, variant, result index, w0..wN-1, view, reference view | - | a variant's result and the reference variant's on the same inputs |
 

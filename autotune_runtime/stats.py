@@ -60,11 +60,11 @@ in `discounted`, not a sample) while the variant has fewer than `max_samples` di
 runs; past that the machine is busy all the time and its runs are samples as they come,
 which early drop does not read (only the interval test on `min_samples` samples may
 eliminate on them). So a burst on one variant's runs decides nothing, and on a machine
-that is never quiet tuning still ends. Tuning at load (`init`) runs each variant a fixed
-number of times and cannot make a run again: there every run is a sample
-(`Tuner.record`). Measured: the tutorial's matmul (three variants
-1.6-2.7x apart) tuned online in 10 fresh processes beside two busy ones on 2 cores chose
-as on the idle machine in 10 of 10 (before: 7 of 10, variants dropped on a cold run).
+that is never quiet tuning still ends (tuning at load, `init`, loops until the commit as
+`explicit` does, so its held-up runs are made again too). Measured: the tutorial's matmul
+(three variants 1.6-2.7x apart) tuned online in 10 fresh processes beside two busy ones
+on 2 cores chose as on the idle machine in 10 of 10 (before: 7 of 10, variants dropped
+on a cold run).
 """
 
 from __future__ import annotations

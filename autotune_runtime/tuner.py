@@ -29,7 +29,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from autotune_contracts.policy import Policy
 from autotune_contracts.workloads import Key
 from autotune_runtime.cache import CacheKey, CacheWarning, Entry, TuningCache
 from autotune_runtime.compare import agrees, max_error
@@ -177,12 +176,7 @@ class Tuner:
             warmup = self._warmup(gid, key, state, variant)
             self.first_key.setdefault((gid, variant), key)
             stats = state.variants[variant]
-            # `init` runs each variant a fixed number of times (unrolled at load): a run
-            # left out there is not made again, and a variant would lose on no sample
-            discount = (
-                stats.discounted < self.rule_for(gid).max_samples
-                and self.groups[gid].policy != Policy.INIT
-            )
+            discount = stats.discounted < self.rule_for(gid).max_samples
             samples = len(stats.samples)
             stats.add(elapsed_ns, warmup, disturbed(elapsed_ns, waited_ns), discount)
             if len(stats.samples) > samples:

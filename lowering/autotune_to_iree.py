@@ -11,9 +11,9 @@ Per policy (docs/lowering.md has the emitted IR):
   (static shapes, or the group's sample `workloads`); dispatches use the stored choice, or
   the reference variant before tuning. Exported `__autotune_set_*` / `__autotune_get_*`
   set and read a group's choice.
-- `init`: the same measurements, unrolled in an exported `__autotune_init` function that
-  the runtime calls when it loads the module; keys the tuning cache has decided are not
-  measured again.
+- `init`: the same tuning loop in an exported `__autotune_init` function that the runtime
+  calls when it loads the module; keys the tuning cache has decided are not measured
+  again.
 
 The variants are selected with a nested `scf.if` chain (one branch per variant, any count).
 A function whose online groups name the variant each is `expected` to settle on also gets

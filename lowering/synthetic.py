@@ -29,11 +29,6 @@ from lowering.policies import StoredLowering
 from lowering.state import LoweringState
 from lowering.variants import chain, result_tensors, variant_op
 
-DEFAULT_INIT_SAMPLES = 3
-MAX_INIT_RUNS = 1024
-"""Timed runs one `init` group may unroll in `__autotune_init` (lowering time and IR size
-grow with them: about 8 ms and 2 KB each)."""
-
 
 class ExplicitLowering(StoredLowering):
     """`explicit`: an exported `__autotune` tunes every key; exported setters and getters
@@ -169,25 +164,46 @@ def groups_with_a_site(
 
 
 def tune_function(state: LoweringState, sites: list[Site]) -> None:
-    """Exported `__autotune`: tune every explicit group's keys until the host commits."""
-    tuned = groups_with_a_site(state, Policy.EXPLICIT, sites)
+    """Exported `__autotune`: tune every explicit group's keys until the host commits;
+    each group's setter and getter."""
+    tuned = tuning_entry(
+        state, sites, Policy.EXPLICIT, interface.TUNE_FUNCTION, interface.TUNE_ENTRY
+    )
+    for group, _ in tuned:
+        setter_getter(state, group)
+
+
+def init_tuning(state: LoweringState, sites: list[Site]) -> None:
+    """Exported `__autotune_init`, which the runtime calls at load: every init group's
+    keys tuned as `__autotune` tunes an explicit group's (a key whose decision the tuning
+    cache holds runs nothing: `select` answers committed at once).
+
+    Not a `util.initializer`: IREE 3.13 crashes (OutlineMemoizeRegions) on an
+    initializer with dispatches in a loop or under an `scf.if`."""
+    tuning_entry(state, sites, Policy.INIT, interface.INIT_FUNCTION, interface.INIT_ENTRY)
+
+
+def tuning_entry(
+    state: LoweringState, sites: list[Site], policy: Policy, function: str, entry: str
+) -> list[tuple[Group, Site]]:
+    """An exported `function` (reflected as `entry`) that tunes every key of the used
+    groups of `policy` on synthetic inputs until the host commits. Returns those groups,
+    each with the site whose operand types the inputs follow (none: no function)."""
+    tuned = groups_with_a_site(state, policy, sites)
     if not tuned:
-        return
+        return tuned
     body = Block()
     for group, site in tuned:
-        em = Emitter(body, location=group.location(f"@{interface.TUNE_FUNCTION}"))
+        em = Emitter(body, location=group.location(f"@{function}"))
         for key, index in list(group.keys.items()):
             tune_key_until_committed(state, em, site, key, index)
-    name = state.fresh(interface.TUNE_FUNCTION)
+    name = state.fresh(function)
     Emitter(body, location=generated_location(name, tuned[0][0])).add(util.ReturnOp())
     fn = util.FuncOp(name, ([], []), Region(body), "public")
     fn.location = generated_location(name, tuned[0][0])
-    fn.attributes["iree.reflection"] = DictionaryAttr(
-        {interface.ENTRY_KEY: StringAttr(interface.TUNE_ENTRY)}
-    )
+    fn.attributes["iree.reflection"] = DictionaryAttr({interface.ENTRY_KEY: StringAttr(entry)})
     state.exports.append(fn)
-    for group, _ in tuned:
-        setter_getter(state, group)
+    return tuned
 
 
 def tune_key_until_committed(
@@ -244,61 +260,6 @@ def timed(
             [gid, variant_index, em.i32(index), *key_values],
             [view],
         )
-
-
-def init_tuning(state: LoweringState, sites: list[Site]) -> None:
-    """Exported `__autotune_init`, which the runtime calls at load: every init group's
-    keys measured on synthetic inputs, unrolled.
-
-    Not a `util.initializer`: IREE 3.13 crashes (OutlineMemoizeRegions) on an
-    initializer with dispatches under an `scf.if`, and the runs must be skipped when
-    the tuning cache has the decision."""
-    tuned = groups_with_a_site(state, Policy.INIT, sites)
-    if not tuned:
-        return
-    body = Block()
-    for group, site in tuned:
-        em = Emitter(body, location=group.location(f"@{interface.INIT_FUNCTION}"))
-        samples = group.op.int_param("min_samples") or DEFAULT_INIT_SAMPLES
-        runs = samples * len(group.variants) * len(group.keys)
-        if runs > MAX_INIT_RUNS:
-            raise op_error(
-                group.op,
-                f'policy "init" unrolls {runs} timed runs in {interface.INIT_FUNCTION} '
-                f"({samples} min_samples x {len(group.variants)} variants x "
-                f"{len(group.keys)} workloads); at most {MAX_INIT_RUNS} are supported",
-            )
-        for key, index in list(group.keys.items()):
-            choice = init_choice(state, em, site, key, samples)
-            em.add(util.GlobalStoreOp(choice, state.choice_global(group, index)))
-    name = state.fresh(interface.INIT_FUNCTION)
-    Emitter(body, location=generated_location(name, tuned[0][0])).add(util.ReturnOp())
-    fn = util.FuncOp(name, ([], []), Region(body), "public")
-    fn.location = generated_location(name, tuned[0][0])
-    fn.attributes["iree.reflection"] = DictionaryAttr(
-        {interface.ENTRY_KEY: StringAttr(interface.INIT_ENTRY)}
-    )
-    state.exports.append(fn)
-
-
-def init_choice(state: LoweringState, em: Emitter, site: Site, key: tuple[int, ...], samples: int):
-    """The choice for one key at load: the committed one (tuning cache) when there is
-    one, else `samples` timed runs of every variant on synthetic inputs and `decide`."""
-    group = site.group
-
-    def key_args(b: Emitter) -> list[SSAValue]:
-        return [b.i64(group.gid), *[b.i64(k) for k in key]]
-
-    def measure(b: Emitter) -> list[SSAValue]:
-        for variant in group.variants:
-            for _ in range(samples):
-                timed(state, b, site, variant, synthetic_run(b, site, key), key)
-        return state.host(b, interface.decide(len(key)), key_args(b))
-
-    (known,) = state.host(em, interface.decided(len(key)), key_args(em))
-    unknown = em.cmp("slt", known, em.i32(0))
-    (choice,) = em.if_(unknown, [i32], measure, lambda b: [known])
-    return choice
 
 
 def setter_getter(state: LoweringState, group: Group) -> None:

@@ -159,7 +159,10 @@ def test_init_policy_is_tuned_at_load(compiled):
     ((key, variant),) = module.decisions().items()  # decided before any call
     assert tag_of(module.run(ZEROS)) == int(variant[1:])
     (state,) = module.tuner.states.values()
-    assert [len(v.samples) for v in state.variants] == [1, 1, 1]  # 2 runs, 1 warm-up
+    # tuned until the stop rule committed: every variant measured (a warm-up run, then
+    # at least min_samples timed ones unless it was ruled out on the way)
+    assert all(v.runs >= 2 for v in state.variants)
+    assert all(len(v.samples) >= 2 or v.eliminated for v in state.variants)
     module.close()
 
 
@@ -172,7 +175,7 @@ def test_init_policy_loads_a_cached_decision_without_measuring(compiled, tmp_pat
     first = load(vmfb, cache=cache)
     decisions = first.decisions()
     (state,) = first.tuner.states.values()
-    assert [len(v.samples) for v in state.variants] == [1, 1, 1]
+    assert all(v.samples for v in state.variants)
     first.close()
     again = load(vmfb, cache=cache)
     assert again.decisions() == decisions
