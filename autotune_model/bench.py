@@ -60,11 +60,15 @@ class Operand:
         return int(np.prod(self.shape, dtype=np.int64)) * numpy_type(self.dtype).itemsize
 
     def array(self, seed: int) -> np.ndarray:
-        """Deterministic input data: uniform in [-1, 1) (integers: 0..7)."""
+        """Deterministic input data: uniform in [-1, 1) (complex numbers: both parts;
+        integers: 0..7)."""
         rng = np.random.default_rng(seed)
         dtype = numpy_type(self.dtype)
         if is_floating(dtype):
             return rng.uniform(-1.0, 1.0, self.shape).astype(dtype)
+        if dtype.kind == "c":
+            parts = rng.uniform(-1.0, 1.0, (2, *self.shape))
+            return (parts[0] + 1j * parts[1]).astype(dtype)
         if dtype.kind == "b":
             return rng.integers(0, 2, self.shape).astype(dtype)
         return rng.integers(0, 8, self.shape).astype(dtype)
@@ -87,7 +91,15 @@ class BenchModule:
         return (f"--iree-hal-benchmark-dispatch-repeat-count={self.repeat}",)
 
 
-_DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16", "i1": "bool"}
+_DTYPES = {
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "bf16": "bfloat16",
+    "i1": "bool",
+    "complex<f32>": "complex64",
+    "complex<f64>": "complex128",
+}
 
 
 def numpy_type(name: str) -> np.dtype:
@@ -100,7 +112,7 @@ def is_floating(dtype: np.dtype) -> bool:
 
 
 def numpy_dtype(element) -> str | None:
-    """The numpy name of an MLIR element type, None where there is none (i4, complex...)."""
+    """The numpy name of an MLIR element type, None where there is none (i4...)."""
     text = interop.mlir_text(element)
     if text in _DTYPES:
         return _DTYPES[text]
@@ -471,7 +483,8 @@ def type_tolerance(dtype: np.dtype, tolerance: float) -> float:
 def agree(got: Sequence[np.ndarray], expected: Sequence[np.ndarray], tolerance: float) -> bool:
     """Whether a candidate's outputs match the default's: same shapes, and every element
     within `tolerance` (scaled to a narrow float type) times the default's largest
-    magnitude (at least 1), compared in float64."""
+    magnitude (at least 1), compared in float64 (complex128: a complex difference's
+    magnitude)."""
     if len(got) != len(expected):
         return False
     for a, b in zip(got, expected, strict=True):
@@ -479,8 +492,9 @@ def agree(got: Sequence[np.ndarray], expected: Sequence[np.ndarray], tolerance: 
             return False
         if b.size == 0:
             continue
-        scale = max(1.0, float(np.max(np.abs(b.astype(np.float64)))))
-        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        wide = np.complex128 if b.dtype.kind == "c" else np.float64
+        scale = max(1.0, float(np.max(np.abs(b.astype(wide)))))
+        diff = np.abs(a.astype(wide) - b.astype(wide))
         allowed = type_tolerance(b.dtype, tolerance) * scale
         if not (np.all(np.isfinite(diff)) and float(np.max(diff)) <= allowed):
             return False

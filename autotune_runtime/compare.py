@@ -62,8 +62,9 @@ def warm_up() -> None:
 def difference(got: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
     """The largest |got - expected| (NaN when an element's difference is not a number)
     and the largest finite |expected|, over arrays of the same shape. Floats of one type
-    are compared in that type; anything else in float64."""
-    a, b = got.reshape(-1), expected.reshape(-1)
+    are compared in that type; complex numbers part by part (the real and imaginary parts
+    as two floats); anything else in float64."""
+    a, b = _parts(got.reshape(-1)), _parts(expected.reshape(-1))
     same = a.dtype == b.dtype and a.dtype.kind == "f"
     wide = None if same else np.dtype(np.float64)
     buffer = _buffer(a.dtype if same else wide)
@@ -78,3 +79,11 @@ def difference(got: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
             np.abs(y, out=out, dtype=wide)  # y read again from the cache
             scale = np.fmax(scale, np.fmax.reduce(out))  # NaN ignored: the difference has it
     return float(largest), float(scale)
+
+
+def _parts(flat: np.ndarray) -> np.ndarray:
+    """A flat complex array as the floats of its parts (real, imaginary, ...); any other
+    array as it is."""
+    if flat.dtype.kind != "c":
+        return flat
+    return np.ascontiguousarray(flat).view(flat.real.dtype)

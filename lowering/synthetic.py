@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, complex, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ArrayAttr,
+    ComplexType,
     DictionaryAttr,
     FloatAttr,
     IndexType,
@@ -126,10 +128,15 @@ def synthetic_run(em: Emitter, site: Site, key: tuple[int, ...]) -> SyntheticRun
     return SyntheticRun(make, inputs, per_result)
 
 
-def synthetic_value(element: Attribute, seed: int) -> IntegerAttr | FloatAttr | None:
+def synthetic_value(element: Attribute, seed: int) -> IntegerAttr | FloatAttr | ArrayAttr | None:
     """A valid value of `element` that `seed` picks: an integer from 1 to 7 within the
     type's range (1 for an i1, as a mask's "keep"), an index from 1 to 7, a float from
-    0.5 to 1.5; None for a type the inputs cannot be made of (complex numbers)."""
+    0.5 to 1.5, a complex number of two such floats or integers (`complex.constant`'s
+    [real, imaginary]); None for a type the inputs cannot be made of."""
+    if isinstance(element, ComplexType):
+        part = element.element_type
+        real, imaginary = synthetic_value(part, seed), synthetic_value(part, seed + 1)
+        return None if real is None or imaginary is None else ArrayAttr([real, imaginary])
     if isinstance(element, IntegerType):
         width = element.width.data
         largest = 2 ** (width - 1) - 1 if width > 1 else 1
@@ -142,10 +149,13 @@ def synthetic_value(element: Attribute, seed: int) -> IntegerAttr | FloatAttr | 
 
 
 def synthetic_tensor(
-    em: Emitter, type_: TensorType, dims: list[SSAValue], fill: IntegerAttr | FloatAttr
+    em: Emitter, type_: TensorType, dims: list[SSAValue], fill: IntegerAttr | FloatAttr | ArrayAttr
 ) -> SSAValue:
     """A tensor of `type_` filled with `fill`, behind a barrier."""
-    value = em.value(arith.ConstantOp(fill))
+    if isinstance(fill, ArrayAttr):
+        value = em.value(complex.ConstantOp(fill, type_.get_element_type()))
+    else:
+        value = em.value(arith.ConstantOp(fill))
     filled = em.value(flow.TensorSplatOp(value, dims, type_))
     return em.add(util.OptimizationBarrierOp([filled])).results[0]
 

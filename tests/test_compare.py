@@ -73,3 +73,15 @@ def test_threads_comparing_at_once_each_get_their_own_answer():
     for t in threads:
         t.join()
     assert answers == {i: pytest.approx(float(i)) for i in range(1, 5)}
+
+
+def test_complex_results_are_compared_part_by_part():
+    """A complex result's real and imaginary parts are compared as two floats (before, the
+    subtraction into a float64 buffer raised numpy's casting error inside the host)."""
+    want = (np.linspace(-1.0, 1.0, SIZE) + 1j * np.linspace(2.0, -2.0, SIZE)).astype(np.complex64)
+    got = want.copy()
+    assert agrees(got, want, 1e-6)
+    got[COMPARE_CHUNK + 1] += 0.5j  # only an imaginary part differs
+    largest, scale = difference(got, want)
+    assert largest == pytest.approx(0.5) and scale == pytest.approx(2.0)
+    assert not agrees(got, want, 0.2) and agrees(got, want, 0.3)
