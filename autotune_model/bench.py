@@ -33,7 +33,7 @@ from autotune_dialect.interop import op_name
 from autotune_dialect.symbols import lookup_symbol
 from autotune_model.candidates import Candidate
 from autotune_model.flow_builds import TO_FLOW, kernels_as_given
-from autotune_model.steadiness import call_left_alone
+from autotune_model.steadiness import call_left_alone, median_interval
 from autotune_runtime.run_queue import thread_clocks
 from lowering.driver import failure_summary, first_error, run_iree_compile
 
@@ -369,6 +369,11 @@ class BenchmarkJob:
     repeats: int = 15  # rounds at least, and until `seconds` per candidate have passed
     seconds: float = 0.25
     dispatches: int = 1  # dispatches per call of `@bench`; a time is per dispatch
+    resolve: float | None = None
+    """The ratio to IREE's own configuration (the candidate `is_default`) that the
+    decision reads (`1 / faster_by`): after `repeats` rounds the timing ends early once
+    every candidate's 95% interval of its ratios to IREE's own, round by round, lies
+    wholly below or above it (its fate is settled); None: `seconds` always."""
 
 
 @dataclass
@@ -451,11 +456,36 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
             results[index].times_ns.append(elapsed // job.dispatches)
             results[index].held_up += held_up
         rounds += 1
-        if rounds >= job.repeats * 100:
+        if rounds >= job.repeats * 100 or _settled(job, results, rounds):
             break
     functions.clear()
     del contexts
     return results
+
+
+SETTLED_EVERY = 8
+"""Rounds between two looks at whether a job's candidates are settled (`_settled`)."""
+
+
+def _settled(job: BenchmarkJob, results: Sequence[Measured], rounds: int) -> bool:
+    """Whether, after `rounds` rounds (at least `job.repeats`), every candidate timed so
+    far has its 95% interval of ratios to IREE's own, round by round, wholly on one side
+    of `job.resolve`: more rounds would not change what is kept."""
+    if job.resolve is None or rounds < job.repeats or rounds % SETTLED_EVERY:
+        return False
+    reference = next(
+        (r for r, (c, _) in zip(results, job.candidates, strict=True) if c.is_default), None
+    )
+    if reference is None or not reference.times_ns:
+        return False
+    for result in results:
+        if result is reference or not result.times_ns:
+            continue
+        ratios = [c / r for c, r in zip(result.times_ns, reference.times_ns, strict=False) if r]
+        low, high = median_interval(ratios)
+        if low <= job.resolve <= high:
+            return False
+    return True
 
 
 def host_outputs(values, device) -> list[np.ndarray]:

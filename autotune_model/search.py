@@ -159,8 +159,9 @@ class Search:
             self.device,
             repeats=self.options.repeats,
             dispatches=tunable.bench.repeat,
+            resolve=1.0 / self.options.faster_by,
         )
-        return job if seconds is None else replace(job, seconds=seconds)
+        return job if seconds is None else replace(job, seconds=seconds, resolve=None)
 
     def _run(self, phase: str, jobs: Sequence[BenchmarkJob | None]) -> None:
         """The benchmark jobs run one at a time; what they measured in `measured`."""
