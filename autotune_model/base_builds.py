@@ -221,8 +221,8 @@ holds the bound it must beat (`1 / faster_by`: the set not yet told from the sto
 there) goes on up to three times its share: on a busy machine the rounds' spread widens,
 and a set that loses its interval there is not taken (the Flax BERT tuned beside 2 busy
 processes took data tiling, then the stock build, where tuned idle it took data tiling
-with micro-kernels, 7-9% faster re-timed idle). A set as fast as the stock build (its
-interval around 1, clear of the bound) is not timed longer."""
+with micro-kernels, 7-9% faster re-timed idle). A load whose interval is clear of the
+bound ends early, after a third of its share at least (`steadiness.time_rounds`)."""
 
 
 def timed_ratio(function: str, inputs: Sequence[Operand], device: str) -> Callable[..., Comparison]:

@@ -33,7 +33,7 @@ from autotune_dialect.interop import op_name
 from autotune_dialect.symbols import lookup_symbol
 from autotune_model.candidates import Candidate
 from autotune_model.flow_builds import TO_FLOW, kernels_as_given
-from autotune_model.steadiness import call_left_alone, median_interval
+from autotune_model.steadiness import EARLY_CONFIDENCE, call_left_alone, median_interval
 from autotune_runtime.run_queue import thread_clocks
 from lowering.driver import failure_summary, first_error, run_iree_compile
 
@@ -372,7 +372,7 @@ class BenchmarkJob:
     resolve: float | None = None
     """The ratio to IREE's own configuration (the candidate `is_default`) that the
     decision reads (`1 / faster_by`): after `repeats` rounds the timing ends early once
-    every candidate's 95% interval of its ratios to IREE's own, round by round, lies
+    every candidate's 99% interval of its ratios to IREE's own, round by round, lies
     wholly below or above it (its fate is settled); None: `seconds` always."""
 
 
@@ -469,8 +469,8 @@ SETTLED_EVERY = 8
 
 def _settled(job: BenchmarkJob, results: Sequence[Measured], rounds: int) -> bool:
     """Whether, after `rounds` rounds (at least `job.repeats`), every candidate timed so
-    far has its 95% interval of ratios to IREE's own, round by round, wholly on one side
-    of `job.resolve`: more rounds would not change what is kept."""
+    far has its interval of ratios to IREE's own, round by round (`EARLY_CONFIDENCE`),
+    wholly on one side of `job.resolve`: more rounds would not change what is kept."""
     if job.resolve is None or rounds < job.repeats or rounds % SETTLED_EVERY:
         return False
     reference = next(
@@ -482,7 +482,7 @@ def _settled(job: BenchmarkJob, results: Sequence[Measured], rounds: int) -> boo
         if result is reference or not result.times_ns:
             continue
         ratios = [c / r for c, r in zip(result.times_ns, reference.times_ns, strict=False) if r]
-        low, high = median_interval(ratios)
+        low, high = median_interval(ratios, EARLY_CONFIDENCE)
         if low <= job.resolve <= high:
             return False
     return True

@@ -375,8 +375,9 @@ def time_model(
     """Time of one call, stock and tuned, side by side (`steadiness.time_rounds`: the
     order alternating each round, the median of the rounds' ratios and its interval; the
     timing goes on, up to three times `budget_s`, while the interval holds `resolve`, where
-    given: the guard's timing gives 1). The tuned module first settles (`side_by_side`;
-    the calls it took and whether it settled are in the result)."""
+    given, and ends from a third of `budget_s` once clear of it: the guard's timing gives
+    1). The tuned module first settles (`side_by_side`; the calls it took and whether it
+    settled are in the result)."""
     import iree.runtime as rt
 
     host_args = [operand.array(seed) for seed, operand in enumerate(inputs)]

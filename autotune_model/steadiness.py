@@ -38,6 +38,11 @@ was taken on an unsteady machine. Measured on a 2-core machine, a model's timing
 14-24% of calls held up (waking workers on idle virtual CPUs, a preemption by a kernel
 thread) and ratios spread 11-14%; beside 2 busy processes, 75-87% and 67-147%."""
 CONFIDENCE = 0.95
+EARLY_CONFIDENCE = 0.99
+"""The confidence of the interval that a look before a timing's budget is spent reads
+(`_timed_enough`, `bench`'s settled dispatches): a timing looked at again and again would
+otherwise stop on a chance excursion of its 95% interval more often than one time in
+twenty."""
 
 
 def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -224,6 +229,32 @@ class Rounds:
         return relative_spread(self.ratios)
 
 
+CLEAR_EVERY = 8
+"""Rounds between two looks, before the budget is spent, at whether a timing's interval is
+clear of the bound it is for (`_timed_enough`)."""
+
+
+def _timed_enough(rounds: Rounds, spent: float, budget_s: float, resolve: float | None) -> bool:
+    """Whether a side-by-side timing that has run `spent` seconds has said what it is for:
+    without `resolve`, its budget is spent; with it, its ratio's interval is clear of
+    `resolve` once a third of the budget is spent (until the budget is, looked at every
+    `CLEAR_EVERY` rounds and by the `EARLY_CONFIDENCE` interval; then every round), or
+    three times the budget is spent."""
+    if resolve is None:
+        return spent >= budget_s
+    if spent >= 3 * budget_s:
+        return True
+    if spent < budget_s / 3:
+        return False
+    if spent < budget_s:
+        if len(rounds.ratios) % CLEAR_EVERY:
+            return False
+        low, high = median_interval(rounds.ratios, EARLY_CONFIDENCE)
+    else:
+        low, high = rounds.interval
+    return not low < resolve < high
+
+
 def time_rounds(
     reference: Callable[[], object],
     other: Callable[[], object],
@@ -233,10 +264,11 @@ def time_rounds(
     clock: Callable[[], int] = time.perf_counter_ns,
     threads: Callable[[], Reading] | None = None,
 ) -> Rounds:
-    """Call `reference` and `other` in rounds, the order alternating, until `min_rounds`
-    rounds and `budget_s` seconds have passed; then, where `resolve` is given and the
-    ratio's interval still holds it (the timing cannot tell the builds apart there), on to
-    three times the budget."""
+    """Call `reference` and `other` in rounds, the order alternating, for at least
+    `min_rounds` rounds, until the timing has said what it is for (`_timed_enough`):
+    `budget_s` seconds; where `resolve` is given, as soon as the ratio's interval is clear
+    of it (a third of the budget at least), else on to three times the budget while the
+    interval holds it (the timing cannot tell the builds apart there)."""
     threads = threads or thread_clocks().read
     rounds = Rounds([], [], [])
 
@@ -249,13 +281,8 @@ def time_rounds(
     start = clock()
     while True:
         spent = (clock() - start) / 1e9
-        done = len(rounds.ratios) >= min_rounds and spent >= budget_s
-        if done and (resolve is None or spent >= 3 * budget_s):
+        if len(rounds.ratios) >= min_rounds and _timed_enough(rounds, spent, budget_s, resolve):
             break
-        if done:
-            low, high = rounds.interval
-            if not low < resolve < high:
-                break
         rounds.runnable = max(rounds.runnable, runnable_processes())
         pair = [reference, other] if len(rounds.ratios) % 2 == 0 else [other, reference]
         first, second = timed(pair[0]), timed(pair[1])

@@ -240,34 +240,29 @@ def timed(
     state: LoweringState,
     em: Emitter,
     site: Site,
-    variant: SSAValue | str,
+    variant: SSAValue,
     run: SyntheticRun,
     key: tuple[int, ...],
 ) -> None:
-    """One timed run of `variant` (a name, or an index choosing through the chain) on the
-    synthetic inputs, recorded and its results checked by the host."""
+    """One timed run of the variant whose index is `variant` (choosing through the chain)
+    on the synthetic inputs, recorded and its results checked by the host."""
     group = site.group
     em.wait_for(run.inputs)
     (t0,) = state.host(em, interface.now_ns(), [])
-    if isinstance(variant, str):
-        results = list(em.add(run.make(em, variant)).results)
-        variant_index = em.i32(group.variants.index(variant))
-    else:
-        results = chain(em, variant, site, run.make)
-        variant_index = variant
+    results = chain(em, variant, site, run.make)
     tensors = result_tensors(site)
     ready = dict(zip(tensors, em.wait_for([results[i] for i in tensors]), strict=True))
     (t1,) = state.host(em, interface.now_ns(), [])
     elapsed = em.binary(arith.SubiOp, t1, t0)
     key_values = [em.i64(k) for k in key]
     gid = em.i64(group.gid)
-    state.host(em, interface.record(len(key)), [gid, variant_index, elapsed, *key_values])
+    state.host(em, interface.record(len(key)), [gid, variant, elapsed, *key_values])
     for index in tensors:
         view = em.view(ready[index], run.result_dims[index])
         state.host(
             em,
             interface.check(len(key)),
-            [gid, variant_index, em.i32(index), *key_values],
+            [gid, variant, em.i32(index), *key_values],
             [view],
         )
 

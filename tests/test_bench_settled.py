@@ -1,5 +1,5 @@
 """A dispatch's candidates are timed until what is kept is settled: after the rounds
-asked for, the timing ends early once every candidate's 95% interval of ratios to IREE's
+asked for, the timing ends early once every candidate's 99% interval of ratios to IREE's
 own (round by round) lies wholly on one side of the ratio the decision reads; a candidate
 whose interval holds it keeps the timing going to its budget."""
 

@@ -393,3 +393,32 @@ def test_loading_modules_again_and_again_opens_no_more_files(tutorial_matmul):
         time_rounds(lambda: None, lambda: None, budget_s=0.0, min_rounds=2)
     # (threads that ended since the last listing keep theirs until a read fails: a few)
     assert 0 < clock_files() <= len(os.listdir("/proc/self/task")) + 4
+
+
+def test_a_timing_for_a_bound_ends_once_its_interval_is_clear_of_it():
+    """0.8x against a bound of 1/1.03: clear of it, so the timing ends at the first look
+    after a third of its budget (1.8 ms a round: 186 rounds, looked at every 8) instead of
+    the whole budget's 556 rounds; ratios of 0.7 and 0.9 in turn hold a bound of 0.8, and
+    the timing goes on to three times its budget."""
+
+    def rounds_for(other_ns: tuple[int, ...], resolve: float | None) -> int:
+        machine = FakeMachine(bursts=set())
+        turns = iter(range(10**6))
+
+        def other() -> None:
+            machine.caller(other_ns[next(turns) % len(other_ns)])()
+
+        timed = time_rounds(
+            machine.caller(1_000_000),
+            other,
+            budget_s=1.0,
+            min_rounds=8,
+            resolve=resolve,
+            clock=machine.clock,
+            threads=machine.threads,
+        )
+        return len(timed.ratios)
+
+    assert rounds_for((800_000,), None) == 556  # the budget: 556 rounds of 1.8 ms
+    assert rounds_for((800_000,), 1 / 1.03) == 192  # 186 rounds, then the next look
+    assert rounds_for((700_000, 900_000), 0.8) == 1667  # three times the budget
