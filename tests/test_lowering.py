@@ -101,14 +101,19 @@ def test_online_explores_round_robin_then_commits(compiled):
         indifference=0.0,
     )
     tags = [tag_of(module.run(ZEROS)) for _ in range(15)]
-    exploring = 3 * (1 + 2)
+    (state,) = module.tuner.states.values()
+    # a run that another process held up (a loaded test machine) is made again
+    held_up = sum(v.discounted for v in state.variants)
+    exploring = 3 * (1 + 2) + held_up
     # The first run of v1 and v2 is checked against the reference v0, whose result is
     # returned; later runs return their own.
-    assert tags[:exploring] == [0, 0, 0] + [0, 1, 2] * 2
+    assert tags[:3] == [0, 0, 0]
+    if not held_up:
+        assert tags[:exploring] == [0, 0, 0] + [0, 1, 2] * 2
+    assert [v.runs for v in state.variants] == [3 + v.discounted for v in state.variants]
     ((key, variant),) = module.decisions().items()
     assert key == ("tagged::add", ())
     assert tags[exploring:] == [int(variant[1:])] * (15 - exploring)
-    (state,) = module.tuner.states.values()
     assert state.explored_calls == exploring
     module.close()
 
