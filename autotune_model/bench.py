@@ -33,7 +33,12 @@ from autotune_dialect.interop import op_name
 from autotune_dialect.symbols import lookup_symbol
 from autotune_model.candidates import Candidate
 from autotune_model.flow_builds import TO_FLOW, kernels_as_given
-from autotune_model.steadiness import EARLY_CONFIDENCE, call_left_alone, median_interval
+from autotune_model.steadiness import (
+    EARLY_CONFIDENCE,
+    LOOK_EVERY,
+    call_left_alone,
+    median_interval,
+)
 from autotune_runtime.run_queue import thread_clocks
 from lowering.driver import failure_summary, first_error, run_iree_compile
 
@@ -463,15 +468,16 @@ def benchmark_dispatch(job: BenchmarkJob) -> list[Measured]:
     return results
 
 
-SETTLED_EVERY = 8
-"""Rounds between two looks at whether a job's candidates are settled (`_settled`)."""
+def paired_ratios(run: Measured, reference: Measured) -> list[float]:
+    """A candidate's times over IREE's own, round by round (a round times each once)."""
+    return [c / r for c, r in zip(run.times_ns, reference.times_ns, strict=False) if r > 0]
 
 
 def _settled(job: BenchmarkJob, results: Sequence[Measured], rounds: int) -> bool:
     """Whether, after `rounds` rounds (at least `job.repeats`), every candidate timed so
     far has its interval of ratios to IREE's own, round by round (`EARLY_CONFIDENCE`),
     wholly on one side of `job.resolve`: more rounds would not change what is kept."""
-    if job.resolve is None or rounds < job.repeats or rounds % SETTLED_EVERY:
+    if job.resolve is None or rounds < job.repeats or rounds % LOOK_EVERY:
         return False
     reference = next(
         (r for r, (c, _) in zip(results, job.candidates, strict=True) if c.is_default), None
@@ -481,8 +487,7 @@ def _settled(job: BenchmarkJob, results: Sequence[Measured], rounds: int) -> boo
     for result in results:
         if result is reference or not result.times_ns:
             continue
-        ratios = [c / r for c, r in zip(result.times_ns, reference.times_ns, strict=False) if r]
-        low, high = median_interval(ratios, EARLY_CONFIDENCE)
+        low, high = median_interval(paired_ratios(result, reference), EARLY_CONFIDENCE)
         if low <= job.resolve <= high:
             return False
     return True

@@ -43,6 +43,8 @@ EARLY_CONFIDENCE = 0.99
 (`_timed_enough`, `bench`'s settled dispatches): a timing looked at again and again would
 otherwise stop on a chance excursion of its 95% interval more often than one time in
 twenty."""
+LOOK_EVERY = 8
+"""Rounds between two such looks."""
 
 
 def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -229,16 +231,11 @@ class Rounds:
         return relative_spread(self.ratios)
 
 
-CLEAR_EVERY = 8
-"""Rounds between two looks, before the budget is spent, at whether a timing's interval is
-clear of the bound it is for (`_timed_enough`)."""
-
-
 def _timed_enough(rounds: Rounds, spent: float, budget_s: float, resolve: float | None) -> bool:
     """Whether a side-by-side timing that has run `spent` seconds has said what it is for:
     without `resolve`, its budget is spent; with it, its ratio's interval is clear of
     `resolve` once a third of the budget is spent (until the budget is, looked at every
-    `CLEAR_EVERY` rounds and by the `EARLY_CONFIDENCE` interval; then every round), or
+    `LOOK_EVERY` rounds and by the `EARLY_CONFIDENCE` interval; then every round), or
     three times the budget is spent."""
     if resolve is None:
         return spent >= budget_s
@@ -247,7 +244,7 @@ def _timed_enough(rounds: Rounds, spent: float, budget_s: float, resolve: float 
     if spent < budget_s / 3:
         return False
     if spent < budget_s:
-        if len(rounds.ratios) % CLEAR_EVERY:
+        if len(rounds.ratios) % LOOK_EVERY:
             return False
         low, high = median_interval(rounds.ratios, EARLY_CONFIDENCE)
     else:

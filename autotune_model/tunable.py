@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from autotune_contracts.policy import Policy
 from autotune_model.base_builds import AUTO
-from autotune_model.bench import BenchModule, Compiled, Measured, agree
+from autotune_model.bench import BenchModule, Compiled, Measured, agree, paired_ratios
 from autotune_model.candidates import DEFAULT, Candidate, variant_name
 from autotune_model.measure import InputShape
 from autotune_model.report import (
@@ -149,7 +149,7 @@ def against(run: Measured, reference: Measured) -> tuple[float, float]:
     each once per round): the median of the rounds' ratios and the upper bound of its 95%
     interval (`steadiness.median_interval`); the ratio of the medians where no round
     has both."""
-    pairs = [c / r for c, r in zip(run.times_ns, reference.times_ns, strict=False) if r > 0]
+    pairs = paired_ratios(run, reference)
     if not pairs:
         ratio = run.median_ns / reference.median_ns
         return ratio, ratio

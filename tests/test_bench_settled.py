@@ -9,7 +9,6 @@ from test_bench_operands import ACCUMULATING
 
 from autotune_bridge import parse_module
 from autotune_model.bench import (
-    SETTLED_EVERY,
     BenchmarkJob,
     CompileJob,
     Measured,
@@ -21,6 +20,7 @@ from autotune_model.bench import (
 from autotune_model.candidates import DEFAULT, Candidate
 from autotune_model.measure import function_inputs, model_function
 from autotune_model.sizes import host_values
+from autotune_model.steadiness import LOOK_EVERY
 from autotune_model.tuning_setup import flow_phase
 from lowering.driver import target_flags
 
@@ -56,7 +56,7 @@ def test_nothing_is_settled_before_the_rounds_asked_for_or_without_a_bound():
     assert not _settled(job(repeats=24), measured(own[:16], half[:16]), 16)
     assert not _settled(job(resolve=None), measured(own, half), 40)
     assert not _settled(job(), measured(own[:17], half[:17]), 17)  # between two looks
-    assert 17 % SETTLED_EVERY
+    assert 17 % LOOK_EVERY
 
 
 def test_the_timing_of_a_settled_dispatch_ends_at_the_first_look_after_its_rounds():
