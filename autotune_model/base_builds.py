@@ -94,6 +94,10 @@ BASES: dict[str, tuple[str, ...]] = {
 
 CONVOLUTION_BASES = frozenset(name for name, flags in BASES.items() if set(IM2COL) <= set(flags))
 """The sets that change only convolutions (besides what the others change)."""
+DATA_TILED_BASES = frozenset(
+    name for name, flags in BASES.items() if set(DATA_TILING) <= set(flags)
+)
+"""The sets whose contractions run as `mmt4d` over packed operands."""
 
 _CONVOLUTION_DISPATCH = re.compile(r"flow\.executable\.export public @\S*_conv_")
 

@@ -27,7 +27,7 @@ from autotune_model.base_builds import (
     device_threads,
 )
 from autotune_model.executors import SerialExecutor
-from autotune_model.report import ModelTiming, TuneReport, summary_lines
+from autotune_model.report import BaseBuild, ModelTiming, TuneReport, summary_lines
 from autotune_model.steadiness import Comparison, median_interval
 from autotune_model.tuning_setup import PACKING_OPS
 from autotune_runtime.session import load
@@ -171,6 +171,21 @@ def test_a_set_little_faster_than_the_stock_build_has_the_stock_build_tuned_too(
     assert note.endswith("kept: the stock build's, tuned")
     assert report.jobs.compiled >= 8
     assert_computes_the_mlp(tuned.vmfb)
+
+
+def test_only_a_data_tiled_set_little_faster_has_the_stock_build_tuned_too():
+    """The second pass hedges a data-tiled build (its `mmt4d`s tune little); im2col alone
+    makes matmuls that tune as far as the stock build's dispatches, so a set with it alone
+    is kept without one, however close to the stock build it was untuned."""
+    from autotune_model.tuning_pass import stock_tuned_too
+
+    def chosen(name: str, untuned: float) -> BaseBuild:
+        return BaseBuild(name, list(BASES[name]), {STOCK: 1.0, name: untuned})
+
+    for name in ("data-tiling", "data-tiling+ukernels", "im2col+data-tiling"):
+        assert stock_tuned_too(chosen(name, 0.9)) and not stock_tuned_too(chosen(name, 0.5))
+    assert not stock_tuned_too(chosen("im2col", 0.9))
+    assert not stock_tuned_too(BaseBuild("data-tiling", list(BASES["data-tiling"]), {}))
 
 
 def test_a_set_whose_tuned_module_stays_faster_is_kept_after_the_stock_build_tuned_too(
