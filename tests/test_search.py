@@ -145,3 +145,32 @@ def test_a_dispatch_whose_time_cannot_pay_is_left_as_iree_builds_it():
     report = tune_model(MLP, replace(options, small_share=0.0), benchmark_job=benchmark).report
     assert small in [d.export for d in report.dispatches] and small not in report.skipped
     assert all(len(names) > 1 for _, names in jobs)
+
+
+def test_a_dispatch_with_a_small_share_of_the_time_tries_half_its_candidates():
+    """IREE's own second matmul takes 150/1150 = 13% of the two together: above the 5% left
+    untuned, within `FEWER_SHARE`: its first half of the candidates only is built and timed;
+    the first matmul's all."""
+    from autotune_model.tuning_pass import FEWER_SHARE
+
+    assert 0.05 < 150 / 1150 <= FEWER_SHARE
+    jobs: dict[str, list[str]] = {}
+
+    def benchmark(job: BenchmarkJob) -> list[Measured]:
+        jobs.setdefault(job.dispatch, []).extend(c.name for c, _ in job.candidates)
+        scale = 150 if "dispatch_1" in job.dispatch else 1000
+        return [
+            Measured(job.dispatch, c, [scale if c.is_default else scale // 2], [])
+            for c, _ in job.candidates
+        ]
+
+    options = replace(
+        OPTIONS, candidates=6, time_model=True, base="stock", threads="iree", dispatch_gains=False
+    )
+    report = tune_model(MLP, options, benchmark_job=benchmark).report
+    small, large = "mlp_dispatch_1_matmul_16x128x512_f32", "mlp_dispatch_0_matmul_16x512x256_f32"
+    timed = {d.export: [c.name for c in d.candidates] for d in report.dispatches}
+    assert len(timed[small]) == 1 + 3 and len(timed[large]) == 1 + 6
+    assert set(jobs[small]) == set(timed[small])  # the other half never built nor timed
+    assert report.jobs.compiled == 2 + 3 + 6
+    assert any(small in note and "first 3 candidates" in note for note in report.notes)
