@@ -48,6 +48,7 @@ from autotune_model.root_forms import configured_forms
 from autotune_model.search import Search, climb, combine
 from autotune_model.sizes import host_values, workloads_run
 from autotune_model.spec_twins import agree_twins, twin_sets
+from autotune_model.time_shares import fewer_candidates, smallest, why_left
 from autotune_model.tunable import Tunable
 from autotune_model.tuned_module import build_tuned
 from autotune_model.tuning_setup import (
@@ -267,8 +268,9 @@ def _leave_small_dispatches(run: TuningRun, analysis: Analysis, search: Search) 
     """Where the model is timed: IREE's own configuration of every dispatch built and
     timed first; the smallest dispatches, whose times per call add up to at most
     `options.small_share` of all of theirs, are left as IREE builds them (their candidates
-    are never built): tuning them cannot pay."""
-    share = run.options.small_share
+    are never built): tuning them cannot pay; the next smallest try fewer candidates
+    (`time_shares`)."""
+    options = run.options
     search.build([(t, t.candidates[0]) for t in analysis.tuned])
     run.lap("compile")
     own = search.time_own(analysis.tuned)
@@ -278,59 +280,15 @@ def _leave_small_dispatches(run: TuningRun, analysis: Analysis, search: Search) 
         for t in analysis.tuned
         if t.export in own
     }
-    small = smallest(per_call, share)
-    _fewer_candidates(run, analysis, per_call, small)
+    small = smallest(per_call, options.small_share)
+    note = fewer_candidates(analysis.tuned, per_call, small, options.candidates)
+    if note is not None:
+        run.report.notes.append(note)
     if not small:
         return
-    total = sum(per_call.values())
-    together = sum(per_call[e] for e in small) / total
-    for export in small:
-        run.report.skipped[export] = (
-            f"{per_call[export] / 1e3:.1f} us per call alone with IREE's own configuration: "
-            f"among the smallest dispatches, which together take {together:.1%} of the "
-            f"tuned dispatches' {total / 1e3:.1f} us (at most {share:.0%}, --small-share): "
-            "tuning them cannot pay; left as IREE builds it"
-        )
+    run.report.skipped.update(why_left(per_call, small, options.small_share))
     analysis.tunables = [t for t in analysis.tunables if t.export not in small]
     analysis.tuned = [t for t in analysis.tuned if t.export not in small]
-
-
-FEWER_SHARE = 0.2
-"""Past the dispatches left as IREE builds them, the next smallest, whose times per call add
-up (with those) to at most this share of all the tuned dispatches' time, try the first half
-of their candidates only: each holds a percent or two of the time, so what the second half
-could add is a fraction of a percent of the model. (MobileNetV2, five runs: every winner of
-a dispatch under 3% of the time was among its first three candidates; those at the sixth
-and seventh held 7-18%.)"""
-
-
-def _fewer_candidates(
-    run: TuningRun, analysis: Analysis, per_call: dict[str, float], small: set[str]
-) -> None:
-    """The dispatches within `FEWER_SHARE` of the time (but the `small` ones, not tuned)
-    keep the first half of their candidates (IREE's own first)."""
-    half = max(1, run.options.candidates // 2)
-    fewer = smallest(per_call, FEWER_SHARE) - small
-    narrowed = [t for t in analysis.tuned if t.export in fewer and len(t.candidates) > 1 + half]
-    for tunable in narrowed:
-        tunable.candidates = tunable.finalists = tunable.candidates[: 1 + half]
-    if narrowed:
-        run.report.notes.append(
-            f"{len(narrowed)} dispatches among the smallest, within {FEWER_SHARE:.0%} of the "
-            f"tuned dispatches' time alone, tried their first {half} candidates: "
-            + ", ".join(t.export for t in narrowed)
-        )
-
-
-def smallest(times: dict[str, float], share: float) -> set[str]:
-    """The keys of the smallest `times` that add up to at most `share` of their sum."""
-    total, together, small = sum(times.values()), 0.0, set()
-    for key, value in sorted(times.items(), key=lambda item: item[1]):
-        together += value
-        if together > share * total:
-            break
-        small.add(key)
-    return small
 
 
 def _leave_unbuilt_forms(run: TuningRun, analysis: Analysis, search: Search) -> None:

@@ -17,7 +17,7 @@ from autotune_model.bench import BenchmarkJob, Measured
 from autotune_model.candidates import Candidate, around, candidates
 from autotune_model.report import KEPT
 from autotune_model.search import _within
-from autotune_model.tuning_pass import smallest
+from autotune_model.time_shares import smallest
 from autotune_model.tuning_setup import flow_phase
 from autotune_runtime.session import load
 from lowering.dispatch_configs import default_configs
@@ -151,7 +151,7 @@ def test_a_dispatch_with_a_small_share_of_the_time_tries_half_its_candidates():
     """IREE's own second matmul takes 150/1150 = 13% of the two together: above the 5% left
     untuned, within `FEWER_SHARE`: its first half of the candidates only is built and timed;
     the first matmul's all."""
-    from autotune_model.tuning_pass import FEWER_SHARE
+    from autotune_model.time_shares import FEWER_SHARE
 
     assert 0.05 < 150 / 1150 <= FEWER_SHARE
     jobs: dict[str, list[str]] = {}
