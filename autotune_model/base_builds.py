@@ -99,6 +99,14 @@ DATA_TILED_BASES = frozenset(
 )
 """The sets whose contractions run as `mmt4d` over packed operands."""
 
+
+def without_data_tiling(name: str) -> str:
+    """The option set `name` less data tiling and micro-kernels (the stock set for the
+    data-tiling ones, im2col for those with it)."""
+    flags = [f for f in BASES[name] if f not in (*DATA_TILING, *UKERNELS)]
+    return next(n for n, set_flags in BASES.items() if list(set_flags) == flags)
+
+
 _CONVOLUTION_DISPATCH = re.compile(r"flow\.executable\.export public @\S*_conv_")
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.policy import Policy
-from autotune_model.base_builds import IREE_THREADS, STOCK
+from autotune_model.base_builds import IREE_THREADS, STOCK, without_data_tiling
 from autotune_model.bench import (
     BenchmarkJob,
     Compiled,
@@ -110,15 +110,20 @@ def _tune(
     jobs: tuple[Callable, Callable],
 ) -> TunedModel:
     """`tune_model`'s work: a first pass; where its module, built with other options than
-    the stock ones, lost to the stock build (`Verdict.STOCK_INSTEAD`) or beat it by little
-    (`Verdict.STOCK_TOO`), a second pass over the same phases from the stock options."""
+    the stock ones, lost to the stock build (`Verdict.STOCK_INSTEAD`), a second pass over
+    the same phases from the stock options; where it was data-tiled and beat its set
+    without data tiling by little (`Verdict.UNTILED_TOO`), a second pass from that set."""
     executor = executor or LocalExecutor()
     first = tuning_pass(start(model, options, filename, executor, progress, jobs, None))
     if first.verdict is Verdict.KEEP:
         return first.finish()
-    stock_options = replace(options, base=STOCK)
+    if first.verdict is Verdict.STOCK_INSTEAD:
+        base = STOCK
+    else:
+        base = without_data_tiling(first.run.report.base.name)
     earlier = first.run.report  # the second pass goes on from its times, jobs and notes
-    second = tuning_pass(start(model, stock_options, filename, executor, progress, jobs, earlier))
+    second_options = replace(options, base=base)
+    second = tuning_pass(start(model, second_options, filename, executor, progress, jobs, earlier))
     if first.verdict is Verdict.STOCK_INSTEAD:
         return second.finish()
     return faster_of_both(first, second.finish())
