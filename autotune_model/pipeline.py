@@ -27,7 +27,7 @@ from pathlib import Path
 
 from autotune_contracts.errors import DiagnosticError
 from autotune_contracts.policy import Policy
-from autotune_model.base_builds import IREE_THREADS, STOCK, without_data_tiling
+from autotune_model.base_builds import IREE_THREADS
 from autotune_model.bench import (
     BenchmarkJob,
     Compiled,
@@ -115,14 +115,10 @@ def _tune(
     without data tiling by little (`Verdict.UNTILED_TOO`), a second pass from that set."""
     executor = executor or LocalExecutor()
     first = tuning_pass(start(model, options, filename, executor, progress, jobs, None))
-    if first.verdict is Verdict.KEEP:
+    if first.second_base is None:
         return first.finish()
-    if first.verdict is Verdict.STOCK_INSTEAD:
-        base = STOCK
-    else:
-        base = without_data_tiling(first.run.report.base.name)
     earlier = first.run.report  # the second pass goes on from its times, jobs and notes
-    second_options = replace(options, base=base)
+    second_options = replace(options, base=first.second_base)
     second = tuning_pass(start(model, second_options, filename, executor, progress, jobs, earlier))
     if first.verdict is Verdict.STOCK_INSTEAD:
         return second.finish()

@@ -456,17 +456,24 @@ def against_stock_build(
     return Verdict.KEEP, against.ratio
 
 
-def tuned_too(base: BaseBuild) -> str | None:
-    """The option set whose build's dispatches are tuned too, beside the chosen set's: for
-    a data-tiled set, the same set without data tiling where the chosen set's build untuned
-    took `UNTILED_TUNED_TOO` of its time or more (None: none)."""
+def over_untiled(base: BaseBuild) -> tuple[str, float] | None:
+    """For a data-tiled set: the same set without data tiling, and the data-tiled build's
+    time over that set's build's, untuned (None: not data-tiled, or either not timed)."""
     if base.name not in DATA_TILED_BASES:
         return None
     untiled = without_data_tiling(base.name)
     tiled_ratio, untiled_ratio = base.ratios.get(base.name), base.ratios.get(untiled)
     if tiled_ratio is None or not untiled_ratio:
         return None
-    return untiled if tiled_ratio / untiled_ratio >= UNTILED_TUNED_TOO else None
+    return untiled, tiled_ratio / untiled_ratio
+
+
+def tuned_too(base: BaseBuild) -> str | None:
+    """The option set whose build's dispatches are tuned too, beside the chosen set's: for
+    a data-tiled set, the same set without data tiling where the chosen set's build untuned
+    took `UNTILED_TUNED_TOO` of its time or more (None: none)."""
+    found = over_untiled(base)
+    return found[0] if found is not None and found[1] >= UNTILED_TUNED_TOO else None
 
 
 def check(
@@ -533,6 +540,17 @@ class TuningPass:
         """The pass's tuned model, checked."""
         return check(self.run, self.analysis, self.built, self.stock, self.spec_of)
 
+    @property
+    def second_base(self) -> str | None:
+        """The option set a second pass is tuned from: the stock set where the module lost
+        to the stock build, the chosen set without data tiling where it is tuned too
+        (`tuned_too`); None: no second pass."""
+        if self.verdict is Verdict.STOCK_INSTEAD:
+            return STOCK
+        if self.verdict is Verdict.UNTILED_TOO:
+            return tuned_too(self.run.report.base)
+        return None
+
 
 def tuning_pass(run: TuningRun) -> TuningPass:
     """The phases of one pass (begun by `tuning_setup.start`), in order, up to the stock
@@ -562,9 +580,10 @@ def faster_of_both(first: TuningPass, other: TunedModel) -> TunedModel:
     )  # fmt: skip
     run.lap("measure")
     base = run.report.base
-    untiled = without_data_tiling(base.name)
+    found = over_untiled(base)
+    assert found is not None
+    untiled, untuned = found
     other_build = "the stock build" if untiled == STOCK else f"the build with {untiled}"
-    untuned = base.ratios[base.name] / base.ratios[untiled]  # type: ignore[operator]
     keep_other = other_against.ratio < first.against
     kept_report = other.report if keep_other else run.report
     kept_report.notes.append(
